@@ -1,0 +1,370 @@
+//===- PipeNNOps.td - contraction, conv, pool, norm, loss ops *- tablegen -*-=//
+//
+// The compute-heavy ops of neural networks.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PIPE_DIALECT_PIPE_IR_PIPENNOPS_TD
+#define PIPE_DIALECT_PIPE_IR_PIPENNOPS_TD
+
+//===----------------------------------------------------------------------===//
+// Contractions
+//===----------------------------------------------------------------------===//
+
+def Pipe_MatMulOp : Pipe_Op<"matmul", [Pure, InferTypeOpAdaptor]> {
+  let summary = "numpy matrix product (ONNX MatMul)";
+  let description = [{
+    Batched matrix product with numpy semantics: 1-D operands are promoted to
+    matrices and the promoted dimension is removed from the result; batch
+    dimensions broadcast.
+
+    ```mlir
+    %c = pipe.matmul %a, %b : tensor<2x4x8xf32>, tensor<8x16xf32>
+    ```
+  }];
+  let arguments = (ins Pipe_Tensor:$lhs, Pipe_Tensor:$rhs);
+  let results = (outs Pipe_Tensor:$output);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs)";
+}
+
+def Pipe_GemmOp : Pipe_Op<"gemm", [Pure, InferTypeOpAdaptor]> {
+  let summary = "general matrix multiply (ONNX Gemm)";
+  let description = [{
+    `alpha * op(A) * op(B) + beta * C`, where `op` transposes when
+    `trans_a` / `trans_b` is set and `C` broadcasts to the result.
+
+    ```mlir
+    %y = pipe.gemm %a, %b, %c trans_b : tensor<4x8xf32>, tensor<16x8xf32>, tensor<16xf32>
+    ```
+  }];
+  let arguments = (ins Pipe_FloatTensor:$a, Pipe_FloatTensor:$b,
+                       Optional<Pipe_FloatTensor>:$c,
+                       DefaultValuedAttr<F32Attr, "1.0">:$alpha,
+                       DefaultValuedAttr<F32Attr, "1.0">:$beta,
+                       UnitAttr:$trans_a, UnitAttr:$trans_b);
+  let results = (outs Pipe_FloatTensor:$output);
+  let assemblyFormat = [{
+    $a `,` $b (`,` $c^)? (`trans_a` $trans_a^)? (`trans_b` $trans_b^)?
+    attr-dict `:` type($a) `,` type($b) (`,` type($c)^)?
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Convolution and pooling
+//===----------------------------------------------------------------------===//
+
+def Pipe_ConvOp : Pipe_Op<"conv", [Pure, InferTypeOpAdaptor]> {
+  let summary = "N-D grouped convolution (ONNX Conv)";
+  let description = [{
+    Input `[N, C, D1..Dn]`, weight `[M, C/group, k1..kn]`, optional bias `[M]`.
+    `pads` holds the begin pads of every spatial axis, then the end pads. The
+    importer resolves ONNX `auto_pad` into explicit pads.
+
+    ```mlir
+    %y = pipe.conv %x, %w, %b strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1]
+           group 1 : tensor<1x3x8x8xf32>, tensor<16x3x3x3xf32>, tensor<16xf32>
+    ```
+  }];
+  let arguments = (ins Pipe_FloatTensor:$input, Pipe_FloatTensor:$weight,
+                       Optional<Pipe_FloatTensor>:$bias,
+                       DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
+                       DenseI64ArrayAttr:$dilations,
+                       DefaultValuedAttr<I64Attr, "1">:$group);
+  let results = (outs Pipe_FloatTensor:$output);
+  let assemblyFormat = [{
+    $input `,` $weight (`,` $bias^)? `strides` $strides `pads` $pads
+    `dilations` $dilations `group` $group attr-dict `:` type($input) `,`
+    type($weight) (`,` type($bias)^)?
+  }];
+}
+
+def Pipe_ConvTransposeOp : Pipe_Op<"conv_transpose", [Pure, InferTypeOpAdaptor]> {
+  let summary = "N-D grouped transposed convolution (ONNX ConvTranspose)";
+  let description = [{
+    Input `[N, C, D1..Dn]`, weight `[C, M/group, k1..kn]`, optional bias
+    `[M]`. Each output extent is
+    `stride * (in - 1) + output_padding + dilation * (k - 1) + 1 - pad_begin - pad_end`.
+
+    ```mlir
+    %y = pipe.conv_transpose %x, %w strides [2, 2] pads [0, 0, 0, 0]
+           dilations [1, 1] output_padding [0, 0] group 1
+           : tensor<1x4x4x4xf32>, tensor<4x2x3x3xf32>
+    ```
+  }];
+  let arguments = (ins Pipe_FloatTensor:$input, Pipe_FloatTensor:$weight,
+                       Optional<Pipe_FloatTensor>:$bias,
+                       DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
+                       DenseI64ArrayAttr:$dilations,
+                       DenseI64ArrayAttr:$output_padding,
+                       DefaultValuedAttr<I64Attr, "1">:$group);
+  let results = (outs Pipe_FloatTensor:$output);
+  let assemblyFormat = [{
+    $input `,` $weight (`,` $bias^)? `strides` $strides `pads` $pads
+    `dilations` $dilations `output_padding` $output_padding `group` $group
+    attr-dict `:` type($input) `,` type($weight) (`,` type($bias)^)?
+  }];
+}
+
+def Pipe_MaxPoolOp : Pipe_Op<"max_pool", [Pure, InferTypeOpAdaptor]> {
+  let summary = "N-D max pooling (ONNX MaxPool)";
+  let description = [{
+    Padded positions never win. With `ceil_mode`, output extents round up.
+
+    ```mlir
+    %y = pipe.max_pool %x kernel [2, 2] strides [2, 2] pads [0, 0, 0, 0]
+           dilations [1, 1] : tensor<1x3x8x8xf32>
+    ```
+  }];
+  let arguments = (ins Pipe_FloatTensor:$input,
+                       DenseI64ArrayAttr:$kernel_shape,
+                       DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
+                       DenseI64ArrayAttr:$dilations, UnitAttr:$ceil_mode);
+  let results = (outs Pipe_FloatTensor:$output);
+  let assemblyFormat = [{
+    $input `kernel` $kernel_shape `strides` $strides `pads` $pads `dilations`
+    $dilations (`ceil_mode` $ceil_mode^)? attr-dict `:` type($input)
+  }];
+}
+
+def Pipe_AveragePoolOp : Pipe_Op<"average_pool", [Pure, InferTypeOpAdaptor]> {
+  let summary = "N-D average pooling (ONNX AveragePool)";
+  let description = [{
+    With `count_include_pad`, padded positions count in the divisor.
+
+    ```mlir
+    %y = pipe.average_pool %x kernel [3, 3] strides [1, 1] pads [1, 1, 1, 1]
+           count_include_pad : tensor<1x3x8x8xf32>
+    ```
+  }];
+  let arguments = (ins Pipe_FloatTensor:$input,
+                       DenseI64ArrayAttr:$kernel_shape,
+                       DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
+                       UnitAttr:$ceil_mode, UnitAttr:$count_include_pad);
+  let results = (outs Pipe_FloatTensor:$output);
+  let assemblyFormat = [{
+    $input `kernel` $kernel_shape `strides` $strides `pads` $pads
+    (`ceil_mode` $ceil_mode^)? (`count_include_pad` $count_include_pad^)?
+    attr-dict `:` type($input)
+  }];
+}
+
+def Pipe_GlobalAveragePoolOp : Pipe_Op<"global_average_pool",
+                                       [Pure, InferTypeOpAdaptor]> {
+  let summary = "average over all spatial axes (ONNX GlobalAveragePool)";
+  let description = [{
+    ```mlir
+    %y = pipe.global_average_pool %x : tensor<1x512x7x7xf32>  // tensor<1x512x1x1xf32>
+    ```
+  }];
+  let arguments = (ins Pipe_FloatTensor:$input);
+  let results = (outs Pipe_FloatTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+//===----------------------------------------------------------------------===//
+// Normalization and softmax
+//===----------------------------------------------------------------------===//
+
+def Pipe_BatchNormOp : Pipe_Op<"batch_norm", [Pure, InferTypeOpAdaptor,
+    AllTypesMatch<["scale", "bias", "mean", "variance"]>]> {
+  let summary = "batch normalization with running statistics (inference)";
+  let description = [{
+    ONNX BatchNormalization with `training_mode = 0`: normalizes channel 1 of
+    the input with the given mean and variance.
+
+    ```mlir
+    %y = pipe.batch_norm %x, %scale, %bias, %mean, %var {epsilon = 1.0e-05 : f32}
+           : tensor<2x16x8x8xf32>, tensor<16xf32>
+    ```
+  }];
+  let arguments = (ins Pipe_FloatTensor:$input, Pipe_FloatTensor:$scale,
+                       Pipe_FloatTensor:$bias, Pipe_FloatTensor:$mean,
+                       Pipe_FloatTensor:$variance,
+                       DefaultValuedAttr<F32Attr, "1e-5">:$epsilon);
+  let results = (outs Pipe_FloatTensor:$output);
+  let assemblyFormat = [{
+    $input `,` $scale `,` $bias `,` $mean `,` $variance attr-dict `:`
+    type($input) `,` type($scale)
+  }];
+  let hasVerifier = 1;
+}
+
+def Pipe_BatchNormTrainOp : Pipe_Op<"batch_norm_train", [Pure,
+    InferTypeOpAdaptor, AllTypesMatch<["scale", "bias", "mean", "variance",
+                                       "running_mean", "running_variance"]>]> {
+  let summary = "batch normalization with batch statistics (training)";
+  let description = [{
+    ONNX BatchNormalization with `training_mode = 1`: normalizes with the
+    statistics of the batch and returns the updated running mean and variance,
+    `running * momentum + batch * (1 - momentum)`.
+
+    ```mlir
+    %y, %rm, %rv = pipe.batch_norm_train %x, %scale, %bias, %mean, %var
+           {epsilon = 1.0e-05 : f32, momentum = 0.9 : f32}
+           : tensor<2x16x8x8xf32>, tensor<16xf32>
+    ```
+  }];
+  let arguments = (ins Pipe_FloatTensor:$input, Pipe_FloatTensor:$scale,
+                       Pipe_FloatTensor:$bias, Pipe_FloatTensor:$mean,
+                       Pipe_FloatTensor:$variance,
+                       DefaultValuedAttr<F32Attr, "1e-5">:$epsilon,
+                       DefaultValuedAttr<F32Attr, "0.9">:$momentum);
+  let results = (outs Pipe_FloatTensor:$output, Pipe_FloatTensor:$running_mean,
+                      Pipe_FloatTensor:$running_variance);
+  let assemblyFormat = [{
+    $input `,` $scale `,` $bias `,` $mean `,` $variance attr-dict `:`
+    type($input) `,` type($scale)
+  }];
+  let hasVerifier = 1;
+}
+
+def Pipe_LayerNormOp : Pipe_Op<"layer_norm", [Pure, InferTypeOpAdaptor]> {
+  let summary = "layer normalization (ONNX LayerNormalization)";
+  let description = [{
+    Normalizes over the axes from `axis` to the last. `scale` and the
+    optional `bias` broadcast to those trailing axes.
+
+    ```mlir
+    %y = pipe.layer_norm %x, %g, %b axis 2 {epsilon = 1.0e-05 : f32}
+           : tensor<2x8x64xf32>, tensor<64xf32>, tensor<64xf32>
+    ```
+  }];
+  let arguments = (ins Pipe_FloatTensor:$input, Pipe_FloatTensor:$scale,
+                       Optional<Pipe_FloatTensor>:$bias, I64Attr:$axis,
+                       DefaultValuedAttr<F32Attr, "1e-5">:$epsilon);
+  let results = (outs Pipe_FloatTensor:$output);
+  let assemblyFormat = [{
+    $input `,` $scale (`,` $bias^)? `axis` $axis attr-dict `:` type($input) `,`
+    type($scale) (`,` type($bias)^)?
+  }];
+  let hasVerifier = 1;
+}
+
+def Pipe_InstanceNormOp : Pipe_Op<"instance_norm", [Pure, InferTypeOpAdaptor,
+    AllTypesMatch<["scale", "bias"]>]> {
+  let summary = "instance normalization (ONNX InstanceNormalization)";
+  let description = [{
+    Normalizes every (sample, channel) over its spatial axes.
+
+    ```mlir
+    %y = pipe.instance_norm %x, %scale, %bias : tensor<2x3x8x8xf32>, tensor<3xf32>
+    ```
+  }];
+  let arguments = (ins Pipe_FloatTensor:$input, Pipe_FloatTensor:$scale,
+                       Pipe_FloatTensor:$bias,
+                       DefaultValuedAttr<F32Attr, "1e-5">:$epsilon);
+  let results = (outs Pipe_FloatTensor:$output);
+  let assemblyFormat = [{
+    $input `,` $scale `,` $bias attr-dict `:` type($input) `,` type($scale)
+  }];
+  let hasVerifier = 1;
+}
+
+class Pipe_SoftmaxLikeOp<string mnemonic, string onnxName>
+    : Pipe_Op<mnemonic, [Pure, SameOperandsAndResultType,
+                         InferTypeOpInterface]> {
+  let summary = onnxName # " along one axis";
+  let description = [{
+    ONNX `}] # onnxName # [{` with opset-13 semantics: along the single axis
+    `axis` (non-negative). The importer rewrites the older flattening form.
+
+    ```mlir
+    %y = pipe.}] # mnemonic # [{ %x axis 1 : tensor<4x10xf32>
+    ```
+  }];
+  let arguments = (ins Pipe_FloatTensor:$input, I64Attr:$axis);
+  let results = (outs Pipe_FloatTensor:$output);
+  let assemblyFormat = "$input `axis` $axis attr-dict `:` type($input)";
+  let hasVerifier = 1;
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::verify() {
+      return ::mlir::pipe::verifyAxis(*this, getAxis(),
+                                      getInput().getType().getRank());
+    }
+  }];
+}
+
+def Pipe_SoftmaxOp : Pipe_SoftmaxLikeOp<"softmax", "Softmax">;
+def Pipe_LogSoftmaxOp : Pipe_SoftmaxLikeOp<"log_softmax", "LogSoftmax">;
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+class Pipe_ReduceOp<string mnemonic, string onnxName>
+    : Pipe_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
+  let summary = "reduce over axes (ONNX " # onnxName # ")";
+  let description = [{
+    Reduces over `axes` (non-negative, strictly increasing). The importer
+    expands ONNX's "no axes means all" into an explicit list. With `keepdims`
+    the reduced axes stay with extent 1.
+
+    ```mlir
+    %y = pipe.}] # mnemonic # [{ %x axes [1] keepdims : tensor<4x10xf32>
+    ```
+  }];
+  let arguments = (ins Pipe_Tensor:$input, DenseI64ArrayAttr:$axes,
+                       UnitAttr:$keepdims);
+  let results = (outs Pipe_Tensor:$output);
+  let assemblyFormat = [{
+    $input `axes` $axes (`keepdims` $keepdims^)? attr-dict `:` type($input)
+  }];
+}
+
+def Pipe_ReduceMeanOp : Pipe_ReduceOp<"reduce_mean", "ReduceMean">;
+def Pipe_ReduceSumOp : Pipe_ReduceOp<"reduce_sum", "ReduceSum">;
+def Pipe_ReduceMaxOp : Pipe_ReduceOp<"reduce_max", "ReduceMax">;
+
+//===----------------------------------------------------------------------===//
+// Losses
+//===----------------------------------------------------------------------===//
+
+class Pipe_LossOp<string mnemonic, string onnxName, string what>
+    : Pipe_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
+  let summary = what # " (ONNX " # onnxName # ")";
+  let description = [{
+    Scores `[N, C, d1..dk]`, integer labels `[N, d1..dk]` and optional class
+    weights `[C]`. Labels equal to `ignore_index` contribute nothing. With
+    reduction `none` the result is `[N, d1..dk]`; otherwise a scalar.
+
+    ```mlir
+    %l = pipe.}] # mnemonic # [{ %scores, %labels reduction mean
+           : tensor<4x10xf32>, tensor<4xi64>
+    ```
+  }];
+  let arguments = (ins Pipe_FloatTensor:$input, Pipe_IndexTensor:$labels,
+                       Optional<Pipe_FloatTensor>:$weight,
+                       Pipe_ReductionAttr:$reduction,
+                       OptionalAttr<I64Attr>:$ignore_index);
+  let results = (outs Pipe_FloatTensor:$output);
+  let assemblyFormat = [{
+    $input `,` $labels (`,` $weight^)? `reduction` `` $reduction attr-dict `:`
+    type($input) `,` type($labels) (`,` type($weight)^)?
+  }];
+  let hasVerifier = 1;
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::inferReturnTypes(
+        ::mlir::MLIRContext *context, std::optional<::mlir::Location> loc,
+        Adaptor adaptor, ::llvm::SmallVectorImpl<::mlir::Type> &types) {
+      return ::mlir::pipe::inferLossResult(
+          loc, ::llvm::cast<::mlir::RankedTensorType>(adaptor.getInput().getType()),
+          adaptor.getReduction(), types);
+    }
+    ::llvm::LogicalResult $cppClass::verify() {
+      return ::mlir::pipe::verifyLoss(*this, getInput().getType(),
+                                      getLabels().getType(),
+                                      getWeight() ? getWeight().getType()
+                                                  : ::mlir::RankedTensorType());
+    }
+  }];
+}
+
+def Pipe_SoftmaxCrossEntropyLossOp
+    : Pipe_LossOp<"softmax_cross_entropy", "SoftmaxCrossEntropyLoss",
+                  "cross entropy of softmax(scores) and labels">;
+def Pipe_NegativeLogLikelihoodLossOp
+    : Pipe_LossOp<"nll_loss", "NegativeLogLikelihoodLoss",
+                  "negative log likelihood of log-probabilities">;
+
+#endif // PIPE_DIALECT_PIPE_IR_PIPENNOPS_TD

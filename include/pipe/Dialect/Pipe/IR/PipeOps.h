@@ -1,0 +1,61 @@
+//===- PipeOps.h - pipe dialect operations ----------------------*- C++ -*-===//
+
+#ifndef PIPE_DIALECT_PIPE_IR_PIPEOPS_H
+#define PIPE_DIALECT_PIPE_IR_PIPEOPS_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/RegionKindInterface.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "pipe/Dialect/Pipe/IR/PipeDialect.h"
+
+#include "pipe/Dialect/Pipe/IR/PipeEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "pipe/Dialect/Pipe/IR/PipeAttrs.h.inc"
+
+namespace mlir {
+namespace pipe {
+
+/// Formats a shape as `[d0, d1, ...]` for diagnostics.
+std::string formatShape(ArrayRef<int64_t> shape);
+
+/// Computes the numpy broadcast of `shapes`. Fails when two extents differ
+/// and neither is 1.
+FailureOr<SmallVector<int64_t>> broadcastShapes(ArrayRef<ArrayRef<int64_t>> shapes);
+
+/// Infers the result of an elementwise op over `operands` with numpy
+/// broadcasting. The result element type is `elementType`, or the first
+/// operand's element type when null.
+LogicalResult inferBroadcastResult(std::optional<Location> loc,
+                                   ArrayRef<Type> operands, Type elementType,
+                                   SmallVectorImpl<Type> &results);
+
+/// Checks that all `values` have the same element type.
+LogicalResult verifySameElementType(Operation *op, ValueRange values);
+
+/// Checks that `axis` is a valid non-negative axis of a rank-`rank` tensor.
+LogicalResult verifyAxis(Operation *op, int64_t axis, int64_t rank);
+
+/// Infers the result of a loss op from its scores and reduction.
+LogicalResult inferLossResult(std::optional<Location> loc,
+                              RankedTensorType scores, Reduction reduction,
+                              SmallVectorImpl<Type> &results);
+
+/// Checks the operand shapes of a loss op.
+LogicalResult verifyLoss(Operation *op, RankedTensorType scores,
+                         RankedTensorType labels, RankedTensorType weight);
+
+} // namespace pipe
+} // namespace mlir
+
+#define GET_OP_CLASSES
+#include "pipe/Dialect/Pipe/IR/PipeOps.h.inc"
+
+#endif // PIPE_DIALECT_PIPE_IR_PIPEOPS_H

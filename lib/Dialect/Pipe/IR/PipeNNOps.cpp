@@ -1,0 +1,471 @@
+//===- PipeNNOps.cpp - contraction, conv, pool, norm and loss ops ---------===//
+
+#include "pipe/Dialect/Pipe/IR/PipeOps.h"
+
+using namespace mlir;
+using namespace mlir::pipe;
+
+LogicalResult mlir::pipe::verifyAxis(Operation *op, int64_t axis,
+                                     int64_t rank) {
+  if (axis < 0 || axis >= std::max<int64_t>(rank, 1))
+    return op->emitOpError("axis ")
+           << axis << " is out of range for a rank-" << rank << " tensor";
+  return success();
+}
+
+static RankedTensorType tensorOf(Type type) {
+  return cast<RankedTensorType>(type);
+}
+
+//===----------------------------------------------------------------------===//
+// MatMulOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult MatMulOp::inferReturnTypes(MLIRContext *context,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  RankedTensorType lhs = tensorOf(adaptor.getLhs().getType());
+  RankedTensorType rhs = tensorOf(adaptor.getRhs().getType());
+  if (lhs.getElementType() != rhs.getElementType())
+    return emitOptionalError(loc, "operand element types differ: ",
+                             lhs.getElementType(), " vs ",
+                             rhs.getElementType());
+  if (lhs.getRank() == 0 || rhs.getRank() == 0)
+    return emitOptionalError(loc, "operands must have rank at least 1");
+  // numpy promotion: a 1-D lhs is a row vector, a 1-D rhs a column vector.
+  SmallVector<int64_t> a(lhs.getShape()), b(rhs.getShape());
+  bool lhsVector = a.size() == 1, rhsVector = b.size() == 1;
+  if (lhsVector)
+    a.insert(a.begin(), 1);
+  if (rhsVector)
+    b.push_back(1);
+  int64_t k = a.back(), kb = b[b.size() - 2];
+  if (k != kb)
+    return emitOptionalError(loc, "contracting dimensions differ: ",
+                             formatShape(lhs.getShape()), " x ",
+                             formatShape(rhs.getShape()));
+  FailureOr<SmallVector<int64_t>> batch =
+      broadcastShapes({ArrayRef<int64_t>(a).drop_back(2),
+                       ArrayRef<int64_t>(b).drop_back(2)});
+  if (failed(batch))
+    return emitOptionalError(loc, "batch dimensions of ",
+                             formatShape(lhs.getShape()), " and ",
+                             formatShape(rhs.getShape()),
+                             " are not broadcast-compatible");
+  SmallVector<int64_t> shape = *batch;
+  if (!lhsVector)
+    shape.push_back(a[a.size() - 2]);
+  if (!rhsVector)
+    shape.push_back(b.back());
+  types.push_back(RankedTensorType::get(shape, lhs.getElementType()));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// GemmOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult GemmOp::inferReturnTypes(MLIRContext *context,
+                                       std::optional<Location> loc,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &types) {
+  RankedTensorType a = tensorOf(adaptor.getA().getType());
+  RankedTensorType b = tensorOf(adaptor.getB().getType());
+  if (a.getRank() != 2 || b.getRank() != 2)
+    return emitOptionalError(loc, "A and B must be matrices, got ",
+                             formatShape(a.getShape()), " and ",
+                             formatShape(b.getShape()));
+  bool transA = static_cast<bool>(adaptor.getTransAAttr());
+  bool transB = static_cast<bool>(adaptor.getTransBAttr());
+  int64_t m = a.getDimSize(transA ? 1 : 0), k = a.getDimSize(transA ? 0 : 1);
+  int64_t kb = b.getDimSize(transB ? 1 : 0), n = b.getDimSize(transB ? 0 : 1);
+  if (k != kb)
+    return emitOptionalError(loc, "contracting dimensions differ: ", k,
+                             " vs ", kb);
+  types.push_back(RankedTensorType::get({m, n}, a.getElementType()));
+  return success();
+}
+
+LogicalResult GemmOp::verify() {
+  SmallVector<Value> values = {getA(), getB()};
+  if (getC())
+    values.push_back(getC());
+  if (failed(verifySameElementType(*this, values)))
+    return failure();
+  if (!getC())
+    return success();
+  ArrayRef<int64_t> shape = getType().getShape();
+  FailureOr<SmallVector<int64_t>> broadcast =
+      broadcastShapes({shape, getC().getType().getShape()});
+  if (failed(broadcast) || ArrayRef<int64_t>(*broadcast) != shape)
+    return emitOpError("C of shape ")
+           << formatShape(getC().getType().getShape())
+           << " does not broadcast to the result shape " << formatShape(shape);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Convolution and pooling
+//===----------------------------------------------------------------------===//
+
+/// The spatial attributes shared by convolutions and pooling.
+struct WindowAttrs {
+  ArrayRef<int64_t> kernel, strides, pads, dilations;
+  bool ceilMode = false;
+};
+
+/// Checks the window attributes against `spatialRank` and computes the
+/// output extents of a sliding window over `input` (spatial axes only).
+static FailureOr<SmallVector<int64_t>>
+inferWindowExtents(std::optional<Location> loc, ArrayRef<int64_t> spatial,
+                   const WindowAttrs &window) {
+  size_t n = spatial.size();
+  auto check = [&](ArrayRef<int64_t> values, StringRef name,
+                   size_t expected) -> LogicalResult {
+    if (values.size() != expected)
+      return emitOptionalError(loc, name, " has ", values.size(),
+                               " entries, expected ", expected);
+    return success();
+  };
+  if (failed(check(window.kernel, "kernel", n)) ||
+      failed(check(window.strides, "strides", n)) ||
+      failed(check(window.pads, "pads", 2 * n)) ||
+      failed(check(window.dilations, "dilations", n)))
+    return failure();
+  SmallVector<int64_t> out;
+  for (size_t i = 0; i < n; ++i) {
+    if (window.strides[i] <= 0 || window.dilations[i] <= 0 ||
+        window.kernel[i] <= 0)
+      return emitOptionalError(loc, "kernel, strides and dilations must be "
+                                    "positive");
+    if (window.pads[i] < 0 || window.pads[n + i] < 0)
+      return emitOptionalError(loc, "pads must be non-negative");
+    int64_t span = window.dilations[i] * (window.kernel[i] - 1) + 1;
+    int64_t padded = spatial[i] + window.pads[i] + window.pads[n + i];
+    if (padded < span)
+      return emitOptionalError(loc, "window of extent ", span,
+                               " does not fit padded spatial axis ", i,
+                               " of extent ", padded);
+    int64_t room = padded - span;
+    int64_t extent = (window.ceilMode ? llvm::divideCeil(room, window.strides[i])
+                                      : room / window.strides[i]) +
+                     1;
+    // With ceil_mode the last window must start inside the input or the
+    // begin padding.
+    if (window.ceilMode &&
+        (extent - 1) * window.strides[i] >= spatial[i] + window.pads[i])
+      --extent;
+    out.push_back(extent);
+  }
+  return out;
+}
+
+LogicalResult ConvOp::inferReturnTypes(MLIRContext *context,
+                                       std::optional<Location> loc,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &types) {
+  RankedTensorType input = tensorOf(adaptor.getInput().getType());
+  RankedTensorType weight = tensorOf(adaptor.getWeight().getType());
+  if (input.getRank() < 3 || weight.getRank() != input.getRank())
+    return emitOptionalError(loc, "input ", formatShape(input.getShape()),
+                             " and weight ", formatShape(weight.getShape()),
+                             " must have the same rank, at least 3");
+  int64_t group = adaptor.getGroup();
+  int64_t channels = input.getDimSize(1), filters = weight.getDimSize(0);
+  if (group <= 0 || channels % group || filters % group)
+    return emitOptionalError(loc, "group ", group,
+                             " must divide the input channels ", channels,
+                             " and the filters ", filters);
+  if (weight.getDimSize(1) != channels / group)
+    return emitOptionalError(loc, "weight has ", weight.getDimSize(1),
+                             " input channels, expected ", channels / group);
+  if (Value bias = adaptor.getBias()) {
+    RankedTensorType biasType = tensorOf(bias.getType());
+    if (biasType.getRank() != 1 || biasType.getDimSize(0) != filters)
+      return emitOptionalError(loc, "bias must have shape [", filters, "]");
+  }
+  WindowAttrs window{weight.getShape().drop_front(2), adaptor.getStrides(),
+                     adaptor.getPads(), adaptor.getDilations()};
+  FailureOr<SmallVector<int64_t>> extents =
+      inferWindowExtents(loc, input.getShape().drop_front(2), window);
+  if (failed(extents))
+    return failure();
+  SmallVector<int64_t> shape = {input.getDimSize(0), filters};
+  shape.append(*extents);
+  types.push_back(RankedTensorType::get(shape, input.getElementType()));
+  return success();
+}
+
+LogicalResult ConvTransposeOp::inferReturnTypes(MLIRContext *context,
+                                                std::optional<Location> loc,
+                                                Adaptor adaptor,
+                                                SmallVectorImpl<Type> &types) {
+  RankedTensorType input = tensorOf(adaptor.getInput().getType());
+  RankedTensorType weight = tensorOf(adaptor.getWeight().getType());
+  if (input.getRank() < 3 || weight.getRank() != input.getRank())
+    return emitOptionalError(loc, "input ", formatShape(input.getShape()),
+                             " and weight ", formatShape(weight.getShape()),
+                             " must have the same rank, at least 3");
+  int64_t group = adaptor.getGroup();
+  int64_t channels = input.getDimSize(1);
+  if (group <= 0 || channels % group || weight.getDimSize(0) != channels)
+    return emitOptionalError(loc, "weight must have ", channels,
+                             " input channels divisible by group ", group);
+  int64_t filters = weight.getDimSize(1) * group;
+  size_t n = input.getRank() - 2;
+  ArrayRef<int64_t> strides = adaptor.getStrides(), pads = adaptor.getPads(),
+                    dilations = adaptor.getDilations(),
+                    outputPadding = adaptor.getOutputPadding();
+  if (strides.size() != n || dilations.size() != n || pads.size() != 2 * n ||
+      outputPadding.size() != n)
+    return emitOptionalError(loc, "strides, dilations and output_padding need ",
+                             n, " entries and pads ", 2 * n);
+  if (Value bias = adaptor.getBias()) {
+    RankedTensorType biasType = tensorOf(bias.getType());
+    if (biasType.getRank() != 1 || biasType.getDimSize(0) != filters)
+      return emitOptionalError(loc, "bias must have shape [", filters, "]");
+  }
+  SmallVector<int64_t> shape = {input.getDimSize(0), filters};
+  for (size_t i = 0; i < n; ++i) {
+    int64_t extent = strides[i] * (input.getDimSize(2 + i) - 1) +
+                     outputPadding[i] +
+                     dilations[i] * (weight.getDimSize(2 + i) - 1) + 1 -
+                     pads[i] - pads[n + i];
+    if (extent <= 0)
+      return emitOptionalError(loc, "output spatial axis ", i,
+                               " would have extent ", extent);
+    shape.push_back(extent);
+  }
+  types.push_back(RankedTensorType::get(shape, input.getElementType()));
+  return success();
+}
+
+/// Infers the result of a pooling op over `input` with `window`.
+static LogicalResult inferPoolResult(std::optional<Location> loc, Type type,
+                                     const WindowAttrs &window,
+                                     SmallVectorImpl<Type> &types) {
+  RankedTensorType input = tensorOf(type);
+  if (input.getRank() < 3)
+    return emitOptionalError(loc, "input must have rank at least 3, got ",
+                             formatShape(input.getShape()));
+  FailureOr<SmallVector<int64_t>> extents =
+      inferWindowExtents(loc, input.getShape().drop_front(2), window);
+  if (failed(extents))
+    return failure();
+  SmallVector<int64_t> shape(input.getShape().take_front(2));
+  shape.append(*extents);
+  types.push_back(RankedTensorType::get(shape, input.getElementType()));
+  return success();
+}
+
+LogicalResult MaxPoolOp::inferReturnTypes(MLIRContext *context,
+                                          std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &types) {
+  WindowAttrs window{adaptor.getKernelShape(), adaptor.getStrides(),
+                     adaptor.getPads(), adaptor.getDilations(),
+                     static_cast<bool>(adaptor.getCeilModeAttr())};
+  return inferPoolResult(loc, adaptor.getInput().getType(), window, types);
+}
+
+LogicalResult AveragePoolOp::inferReturnTypes(MLIRContext *context,
+                                              std::optional<Location> loc,
+                                              Adaptor adaptor,
+                                              SmallVectorImpl<Type> &types) {
+  SmallVector<int64_t> dilations(adaptor.getKernelShape().size(), 1);
+  WindowAttrs window{adaptor.getKernelShape(), adaptor.getStrides(),
+                     adaptor.getPads(), dilations,
+                     static_cast<bool>(adaptor.getCeilModeAttr())};
+  return inferPoolResult(loc, adaptor.getInput().getType(), window, types);
+}
+
+LogicalResult GlobalAveragePoolOp::inferReturnTypes(
+    MLIRContext *context, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &types) {
+  RankedTensorType input = tensorOf(adaptor.getInput().getType());
+  if (input.getRank() < 3)
+    return emitOptionalError(loc, "input must have rank at least 3, got ",
+                             formatShape(input.getShape()));
+  SmallVector<int64_t> shape(input.getRank(), 1);
+  shape[0] = input.getDimSize(0);
+  shape[1] = input.getDimSize(1);
+  types.push_back(RankedTensorType::get(shape, input.getElementType()));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Normalization
+//===----------------------------------------------------------------------===//
+
+/// Checks that `param` is a vector over the channels (axis 1) of `input`.
+static LogicalResult verifyChannelParam(Operation *op, RankedTensorType input,
+                                        RankedTensorType param) {
+  if (input.getRank() < 2)
+    return op->emitOpError("input must have rank at least 2, got ")
+           << formatShape(input.getShape());
+  if (param.getRank() != 1 || param.getDimSize(0) != input.getDimSize(1))
+    return op->emitOpError("per-channel operands must have shape [")
+           << input.getDimSize(1) << "], got "
+           << formatShape(param.getShape());
+  if (param.getElementType() != input.getElementType())
+    return op->emitOpError("per-channel operands must have element type ")
+           << input.getElementType();
+  return success();
+}
+
+template <typename NormOp>
+static LogicalResult inferSameAsInput(typename NormOp::Adaptor adaptor,
+                                      SmallVectorImpl<Type> &types,
+                                      unsigned copies = 1) {
+  types.push_back(adaptor.getInput().getType());
+  for (unsigned i = 1; i < copies; ++i)
+    types.push_back(adaptor.getScale().getType());
+  return success();
+}
+
+LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *context,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  return inferSameAsInput<BatchNormOp>(adaptor, types);
+}
+
+LogicalResult BatchNormOp::verify() {
+  return verifyChannelParam(*this, getInput().getType(), getScale().getType());
+}
+
+LogicalResult BatchNormTrainOp::inferReturnTypes(MLIRContext *context,
+                                                 std::optional<Location> loc,
+                                                 Adaptor adaptor,
+                                                 SmallVectorImpl<Type> &types) {
+  return inferSameAsInput<BatchNormTrainOp>(adaptor, types, /*copies=*/3);
+}
+
+LogicalResult BatchNormTrainOp::verify() {
+  if (getMomentum().convertToFloat() < 0 || getMomentum().convertToFloat() > 1)
+    return emitOpError("momentum must lie in [0, 1]");
+  return verifyChannelParam(*this, getInput().getType(), getScale().getType());
+}
+
+LogicalResult InstanceNormOp::inferReturnTypes(MLIRContext *context,
+                                               std::optional<Location> loc,
+                                               Adaptor adaptor,
+                                               SmallVectorImpl<Type> &types) {
+  return inferSameAsInput<InstanceNormOp>(adaptor, types);
+}
+
+LogicalResult InstanceNormOp::verify() {
+  if (getInput().getType().getRank() < 3)
+    return emitOpError("input must have rank at least 3");
+  return verifyChannelParam(*this, getInput().getType(), getScale().getType());
+}
+
+LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *context,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  return inferSameAsInput<LayerNormOp>(adaptor, types);
+}
+
+LogicalResult LayerNormOp::verify() {
+  RankedTensorType input = getInput().getType();
+  int64_t axis = getAxis();
+  if (failed(verifyAxis(*this, axis, input.getRank())))
+    return failure();
+  ArrayRef<int64_t> normalized = input.getShape().drop_front(axis);
+  SmallVector<Value> params = {getScale()};
+  if (getBias())
+    params.push_back(getBias());
+  for (Value param : params) {
+    ArrayRef<int64_t> shape = cast<RankedTensorType>(param.getType()).getShape();
+    FailureOr<SmallVector<int64_t>> broadcast =
+        broadcastShapes({normalized, shape});
+    if (failed(broadcast) || ArrayRef<int64_t>(*broadcast) != normalized)
+      return emitOpError("scale and bias must broadcast to the normalized "
+                         "shape ")
+             << formatShape(normalized) << ", got " << formatShape(shape);
+  }
+  params.push_back(getInput());
+  return verifySameElementType(*this, params);
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+/// Infers the result of reducing `type` over `axes`.
+static LogicalResult inferReduceResult(std::optional<Location> loc, Type type,
+                                       ArrayRef<int64_t> axes, bool keepDims,
+                                       SmallVectorImpl<Type> &types) {
+  RankedTensorType input = tensorOf(type);
+  for (auto [i, axis] : llvm::enumerate(axes)) {
+    if (axis < 0 || axis >= input.getRank())
+      return emitOptionalError(loc, "axis ", axis,
+                               " is out of range for a rank-",
+                               input.getRank(), " tensor");
+    if (i > 0 && axes[i - 1] >= axis)
+      return emitOptionalError(loc, "axes must be strictly increasing");
+  }
+  SmallVector<int64_t> shape;
+  for (auto [i, extent] : llvm::enumerate(input.getShape())) {
+    if (!llvm::is_contained(axes, static_cast<int64_t>(i)))
+      shape.push_back(extent);
+    else if (keepDims)
+      shape.push_back(1);
+  }
+  types.push_back(RankedTensorType::get(shape, input.getElementType()));
+  return success();
+}
+
+#define PIPE_REDUCE_INFER(OpTy)                                                \
+  LogicalResult OpTy::inferReturnTypes(MLIRContext *context,                   \
+                                       std::optional<Location> loc,            \
+                                       Adaptor adaptor,                        \
+                                       SmallVectorImpl<Type> &types) {         \
+    return inferReduceResult(loc, adaptor.getInput().getType(),                \
+                             adaptor.getAxes(),                                \
+                             static_cast<bool>(adaptor.getKeepdimsAttr()),     \
+                             types);                                           \
+  }
+PIPE_REDUCE_INFER(ReduceMeanOp)
+PIPE_REDUCE_INFER(ReduceSumOp)
+PIPE_REDUCE_INFER(ReduceMaxOp)
+#undef PIPE_REDUCE_INFER
+
+//===----------------------------------------------------------------------===//
+// Losses
+//===----------------------------------------------------------------------===//
+
+LogicalResult mlir::pipe::inferLossResult(std::optional<Location> loc,
+                                          RankedTensorType scores,
+                                          Reduction reduction,
+                                          SmallVectorImpl<Type> &types) {
+  if (scores.getRank() < 2)
+    return emitOptionalError(loc, "scores must have rank at least 2, got ",
+                             formatShape(scores.getShape()));
+  SmallVector<int64_t> shape;
+  if (reduction == Reduction::none) {
+    shape.push_back(scores.getDimSize(0));
+    llvm::append_range(shape, scores.getShape().drop_front(2));
+  }
+  types.push_back(RankedTensorType::get(shape, scores.getElementType()));
+  return success();
+}
+
+LogicalResult mlir::pipe::verifyLoss(Operation *op, RankedTensorType scores,
+                                     RankedTensorType labels,
+                                     RankedTensorType weight) {
+  SmallVector<int64_t> expected = {scores.getDimSize(0)};
+  llvm::append_range(expected, scores.getShape().drop_front(2));
+  if (labels.getShape() != ArrayRef<int64_t>(expected))
+    return op->emitOpError("labels must have shape ")
+           << formatShape(expected) << ", got "
+           << formatShape(labels.getShape());
+  if (weight && (weight.getRank() != 1 ||
+                 weight.getDimSize(0) != scores.getDimSize(1)))
+    return op->emitOpError("weight must have shape [")
+           << scores.getDimSize(1) << "], got "
+           << formatShape(weight.getShape());
+  return success();
+}
