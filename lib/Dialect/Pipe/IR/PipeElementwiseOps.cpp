@@ -38,6 +38,17 @@ std::string mlir::pipe::formatShape(ArrayRef<int64_t> shape) {
   return text;
 }
 
+LogicalResult mlir::pipe::requireStaticShapes(std::optional<Location> loc,
+                                             ValueRange operands) {
+  for (Value operand : operands) {
+    auto type = dyn_cast<RankedTensorType>(operand.getType());
+    if (!type || !type.hasStaticShape())
+      return emitOptionalError(loc, "operand of type ", operand.getType(),
+                               " is not a statically shaped tensor");
+  }
+  return success();
+}
+
 LogicalResult mlir::pipe::inferBroadcastResult(std::optional<Location> loc,
                                                ArrayRef<Type> operands,
                                                Type elementType,
@@ -80,6 +91,9 @@ LogicalResult mlir::pipe::verifySameElementType(Operation *op,
 //===----------------------------------------------------------------------===//
 
 LogicalResult ClipOp::verify() {
+  for (std::optional<APFloat> bound : {getMin(), getMax()})
+    if (bound && bound->isNaN())
+      return emitOpError("bounds must not be NaN");
   if (getMin() && getMax() && getMin()->convertToDouble() >
                                   getMax()->convertToDouble())
     return emitOpError("min ") << getMin()->convertToDouble()
@@ -96,6 +110,8 @@ LogicalResult PReluOp::inferReturnTypes(MLIRContext *context,
                                         std::optional<Location> loc,
                                         Adaptor adaptor,
                                         SmallVectorImpl<Type> &types) {
+  if (failed(requireStaticShapes(loc, adaptor.getOperands())))
+    return failure();
   types.push_back(adaptor.getInput().getType());
   return success();
 }
@@ -121,6 +137,8 @@ LogicalResult WhereOp::inferReturnTypes(MLIRContext *context,
                                         std::optional<Location> loc,
                                         Adaptor adaptor,
                                         SmallVectorImpl<Type> &types) {
+  if (failed(requireStaticShapes(loc, adaptor.getOperands())))
+    return failure();
   return inferBroadcastResult(loc,
                               {adaptor.getCondition().getType(),
                                adaptor.getLhs().getType(),

@@ -7,7 +7,7 @@ using namespace mlir::pipe;
 
 LogicalResult mlir::pipe::verifyAxis(Operation *op, int64_t axis,
                                      int64_t rank) {
-  if (axis < 0 || axis >= std::max<int64_t>(rank, 1))
+  if (axis < 0 || axis >= rank)
     return op->emitOpError("axis ")
            << axis << " is out of range for a rank-" << rank << " tensor";
   return success();
@@ -25,6 +25,8 @@ LogicalResult MatMulOp::inferReturnTypes(MLIRContext *context,
                                          std::optional<Location> loc,
                                          Adaptor adaptor,
                                          SmallVectorImpl<Type> &types) {
+  if (failed(requireStaticShapes(loc, adaptor.getOperands())))
+    return failure();
   RankedTensorType lhs = tensorOf(adaptor.getLhs().getType());
   RankedTensorType rhs = tensorOf(adaptor.getRhs().getType());
   if (lhs.getElementType() != rhs.getElementType())
@@ -70,6 +72,8 @@ LogicalResult GemmOp::inferReturnTypes(MLIRContext *context,
                                        std::optional<Location> loc,
                                        Adaptor adaptor,
                                        SmallVectorImpl<Type> &types) {
+  if (failed(requireStaticShapes(loc, adaptor.getOperands())))
+    return failure();
   RankedTensorType a = tensorOf(adaptor.getA().getType());
   RankedTensorType b = tensorOf(adaptor.getB().getType());
   if (a.getRank() != 2 || b.getRank() != 2)
@@ -165,6 +169,8 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *context,
                                        std::optional<Location> loc,
                                        Adaptor adaptor,
                                        SmallVectorImpl<Type> &types) {
+  if (failed(requireStaticShapes(loc, adaptor.getOperands())))
+    return failure();
   RankedTensorType input = tensorOf(adaptor.getInput().getType());
   RankedTensorType weight = tensorOf(adaptor.getWeight().getType());
   if (input.getRank() < 3 || weight.getRank() != input.getRank())
@@ -201,6 +207,8 @@ LogicalResult ConvTransposeOp::inferReturnTypes(MLIRContext *context,
                                                 std::optional<Location> loc,
                                                 Adaptor adaptor,
                                                 SmallVectorImpl<Type> &types) {
+  if (failed(requireStaticShapes(loc, adaptor.getOperands())))
+    return failure();
   RankedTensorType input = tensorOf(adaptor.getInput().getType());
   RankedTensorType weight = tensorOf(adaptor.getWeight().getType());
   if (input.getRank() < 3 || weight.getRank() != input.getRank())
@@ -221,6 +229,17 @@ LogicalResult ConvTransposeOp::inferReturnTypes(MLIRContext *context,
       outputPadding.size() != n)
     return emitOptionalError(loc, "strides, dilations and output_padding need ",
                              n, " entries and pads ", 2 * n);
+  for (size_t i = 0; i < n; ++i) {
+    if (strides[i] <= 0 || dilations[i] <= 0)
+      return emitOptionalError(loc, "strides and dilations must be positive");
+    if (pads[i] < 0 || pads[n + i] < 0)
+      return emitOptionalError(loc, "pads must be non-negative");
+    if (outputPadding[i] < 0 ||
+        outputPadding[i] >= std::max(strides[i], dilations[i]))
+      return emitOptionalError(loc, "output_padding ", outputPadding[i],
+                               " of spatial axis ", i,
+                               " must lie in [0, max(stride, dilation))");
+  }
   if (Value bias = adaptor.getBias()) {
     RankedTensorType biasType = tensorOf(bias.getType());
     if (biasType.getRank() != 1 || biasType.getDimSize(0) != filters)
@@ -263,6 +282,8 @@ LogicalResult MaxPoolOp::inferReturnTypes(MLIRContext *context,
                                           std::optional<Location> loc,
                                           Adaptor adaptor,
                                           SmallVectorImpl<Type> &types) {
+  if (failed(requireStaticShapes(loc, adaptor.getOperands())))
+    return failure();
   WindowAttrs window{adaptor.getKernelShape(), adaptor.getStrides(),
                      adaptor.getPads(), adaptor.getDilations(),
                      static_cast<bool>(adaptor.getCeilModeAttr())};
@@ -273,6 +294,8 @@ LogicalResult AveragePoolOp::inferReturnTypes(MLIRContext *context,
                                               std::optional<Location> loc,
                                               Adaptor adaptor,
                                               SmallVectorImpl<Type> &types) {
+  if (failed(requireStaticShapes(loc, adaptor.getOperands())))
+    return failure();
   SmallVector<int64_t> dilations(adaptor.getKernelShape().size(), 1);
   WindowAttrs window{adaptor.getKernelShape(), adaptor.getStrides(),
                      adaptor.getPads(), dilations,
@@ -283,6 +306,8 @@ LogicalResult AveragePoolOp::inferReturnTypes(MLIRContext *context,
 LogicalResult GlobalAveragePoolOp::inferReturnTypes(
     MLIRContext *context, std::optional<Location> loc, Adaptor adaptor,
     SmallVectorImpl<Type> &types) {
+  if (failed(requireStaticShapes(loc, adaptor.getOperands())))
+    return failure();
   RankedTensorType input = tensorOf(adaptor.getInput().getType());
   if (input.getRank() < 3)
     return emitOptionalError(loc, "input must have rank at least 3, got ",
@@ -328,6 +353,8 @@ LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *context,
                                             std::optional<Location> loc,
                                             Adaptor adaptor,
                                             SmallVectorImpl<Type> &types) {
+  if (failed(requireStaticShapes(loc, adaptor.getOperands())))
+    return failure();
   return inferSameAsInput<BatchNormOp>(adaptor, types);
 }
 
@@ -339,11 +366,14 @@ LogicalResult BatchNormTrainOp::inferReturnTypes(MLIRContext *context,
                                                  std::optional<Location> loc,
                                                  Adaptor adaptor,
                                                  SmallVectorImpl<Type> &types) {
+  if (failed(requireStaticShapes(loc, adaptor.getOperands())))
+    return failure();
   return inferSameAsInput<BatchNormTrainOp>(adaptor, types, /*copies=*/3);
 }
 
 LogicalResult BatchNormTrainOp::verify() {
-  if (getMomentum().convertToFloat() < 0 || getMomentum().convertToFloat() > 1)
+  float momentum = getMomentum().convertToFloat();
+  if (!(momentum >= 0 && momentum <= 1))
     return emitOpError("momentum must lie in [0, 1]");
   return verifyChannelParam(*this, getInput().getType(), getScale().getType());
 }
@@ -352,6 +382,8 @@ LogicalResult InstanceNormOp::inferReturnTypes(MLIRContext *context,
                                                std::optional<Location> loc,
                                                Adaptor adaptor,
                                                SmallVectorImpl<Type> &types) {
+  if (failed(requireStaticShapes(loc, adaptor.getOperands())))
+    return failure();
   return inferSameAsInput<InstanceNormOp>(adaptor, types);
 }
 
@@ -365,6 +397,8 @@ LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *context,
                                             std::optional<Location> loc,
                                             Adaptor adaptor,
                                             SmallVectorImpl<Type> &types) {
+  if (failed(requireStaticShapes(loc, adaptor.getOperands())))
+    return failure();
   return inferSameAsInput<LayerNormOp>(adaptor, types);
 }
 
@@ -423,6 +457,8 @@ static LogicalResult inferReduceResult(std::optional<Location> loc, Type type,
                                        std::optional<Location> loc,            \
                                        Adaptor adaptor,                        \
                                        SmallVectorImpl<Type> &types) {         \
+    if (failed(requireStaticShapes(loc, adaptor.getOperands())))           \
+      return failure();                                                    \
     return inferReduceResult(loc, adaptor.getInput().getType(),                \
                              adaptor.getAxes(),                                \
                              static_cast<bool>(adaptor.getKeepdimsAttr()),     \

@@ -17,6 +17,8 @@ LogicalResult ConstantOp::inferReturnTypes(MLIRContext *context,
                                            std::optional<Location> loc,
                                            Adaptor adaptor,
                                            SmallVectorImpl<Type> &types) {
+  if (failed(requireStaticShapes(loc, adaptor.getOperands())))
+    return failure();
   types.push_back(adaptor.getValue().getType());
   return success();
 }
@@ -72,6 +74,8 @@ LogicalResult TransposeOp::inferReturnTypes(MLIRContext *context,
                                             std::optional<Location> loc,
                                             Adaptor adaptor,
                                             SmallVectorImpl<Type> &types) {
+  if (failed(requireStaticShapes(loc, adaptor.getOperands())))
+    return failure();
   RankedTensorType input = tensorOf(adaptor.getInput().getType());
   ArrayRef<int64_t> perm = adaptor.getPerm();
   if (static_cast<int64_t>(perm.size()) != input.getRank())
@@ -99,6 +103,8 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *context,
                                          std::optional<Location> loc,
                                          Adaptor adaptor,
                                          SmallVectorImpl<Type> &types) {
+  if (failed(requireStaticShapes(loc, adaptor.getOperands())))
+    return failure();
   if (adaptor.getInputs().empty())
     return emitOptionalError(loc, "expected at least one input");
   RankedTensorType first = tensorOf(adaptor.getInputs().front().getType());
@@ -161,12 +167,17 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *context,
                                         std::optional<Location> loc,
                                         Adaptor adaptor,
                                         SmallVectorImpl<Type> &types) {
+  if (failed(requireStaticShapes(loc, adaptor.getOperands())))
+    return failure();
   RankedTensorType input = tensorOf(adaptor.getInput().getType());
   ArrayRef<int64_t> sizes = adaptor.getSizes();
   if (static_cast<int64_t>(sizes.size()) != input.getRank())
     return emitOptionalError(loc, "sizes has ", sizes.size(),
                              " entries for a rank-", input.getRank(),
                              " tensor");
+  for (auto [d, size] : llvm::enumerate(sizes))
+    if (size < 0)
+      return emitOptionalError(loc, "size of axis ", d, " is negative");
   types.push_back(RankedTensorType::get(sizes, input.getElementType()));
   return success();
 }
@@ -204,6 +215,8 @@ LogicalResult GatherOp::inferReturnTypes(MLIRContext *context,
                                          std::optional<Location> loc,
                                          Adaptor adaptor,
                                          SmallVectorImpl<Type> &types) {
+  if (failed(requireStaticShapes(loc, adaptor.getOperands())))
+    return failure();
   RankedTensorType data = tensorOf(adaptor.getData().getType());
   RankedTensorType indices = tensorOf(adaptor.getIndices().getType());
   int64_t axis = adaptor.getAxis();
@@ -222,6 +235,8 @@ LogicalResult TileOp::inferReturnTypes(MLIRContext *context,
                                        std::optional<Location> loc,
                                        Adaptor adaptor,
                                        SmallVectorImpl<Type> &types) {
+  if (failed(requireStaticShapes(loc, adaptor.getOperands())))
+    return failure();
   RankedTensorType input = tensorOf(adaptor.getInput().getType());
   ArrayRef<int64_t> repeats = adaptor.getRepeats();
   if (static_cast<int64_t>(repeats.size()) != input.getRank())
@@ -242,6 +257,8 @@ LogicalResult PadOp::inferReturnTypes(MLIRContext *context,
                                       std::optional<Location> loc,
                                       Adaptor adaptor,
                                       SmallVectorImpl<Type> &types) {
+  if (failed(requireStaticShapes(loc, adaptor.getOperands())))
+    return failure();
   RankedTensorType input = tensorOf(adaptor.getInput().getType());
   ArrayRef<int64_t> pads = adaptor.getPads();
   int64_t rank = input.getRank();
@@ -259,6 +276,10 @@ LogicalResult PadOp::inferReturnTypes(MLIRContext *context,
       return emitOptionalError(loc, "reflect pads of axis ", d,
                                " must be smaller than its extent ",
                                input.getDimSize(d));
+    if (adaptor.getMode() != PadMode::constant && input.getDimSize(d) == 0 &&
+        (pads[d] > 0 || pads[rank + d] > 0))
+      return emitOptionalError(loc, "axis ", d,
+                               " is empty; only constant mode can pad it");
     shape.push_back(extent);
   }
   types.push_back(RankedTensorType::get(shape, input.getElementType()));
@@ -273,6 +294,8 @@ LogicalResult ShapeOp::inferReturnTypes(MLIRContext *context,
                                         std::optional<Location> loc,
                                         Adaptor adaptor,
                                         SmallVectorImpl<Type> &types) {
+  if (failed(requireStaticShapes(loc, adaptor.getOperands())))
+    return failure();
   int64_t rank = tensorOf(adaptor.getInput().getType()).getRank();
   types.push_back(RankedTensorType::get({rank}, IntegerType::get(context, 64)));
   return success();
@@ -282,6 +305,8 @@ LogicalResult SizeOp::inferReturnTypes(MLIRContext *context,
                                        std::optional<Location> loc,
                                        Adaptor adaptor,
                                        SmallVectorImpl<Type> &types) {
+  if (failed(requireStaticShapes(loc, adaptor.getOperands())))
+    return failure();
   types.push_back(RankedTensorType::get({}, IntegerType::get(context, 64)));
   return success();
 }

@@ -12,9 +12,10 @@ using namespace mlir::pipe;
 //===----------------------------------------------------------------------===//
 
 LogicalResult ParameterOp::verify() {
-  if (!getInitialValue())
+  auto elements = dyn_cast_if_present<ElementsAttr>(getInitialValueAttr());
+  if (!elements)
     return success();
-  Type valueType = getInitialValue()->getType();
+  Type valueType = elements.getType();
   if (valueType != getType())
     return emitOpError("initial value of type ")
            << valueType << " does not match the parameter type " << getType();
@@ -60,17 +61,21 @@ struct StageTransfers {
   llvm::DenseMap<std::pair<int64_t, int64_t>, SmallVector<RecvOp, 1>> recvs;
 
   explicit StageTransfers(StageOp stage) {
-    stage.walk([&](Operation *op) {
+    // Transfers of stages nested inside this one are theirs, not ours.
+    stage.getBody().walk<WalkOrder::PreOrder>([&](Operation *op) {
+      if (isa<StageOp>(op))
+        return WalkResult::skip();
       if (auto send = dyn_cast<SendOp>(op))
         sends[{send.getPeer(), send.getChannel()}].push_back(send);
       else if (auto recv = dyn_cast<RecvOp>(op))
         recvs[{recv.getPeer(), recv.getChannel()}].push_back(recv);
+      return WalkResult::advance();
     });
   }
 };
 } // namespace
 
-LogicalResult StageOp::verify() {
+LogicalResult StageOp::verifyRegions() {
   int64_t self = getIndex();
   if (self < 0)
     return emitOpError("stage index must be non-negative, got ") << self;

@@ -37,4 +37,22 @@ def Pipe_Phase : I32EnumAttr<"Phase", "pipeline phase", [
 }
 def Pipe_PhaseAttr : EnumAttr<Pipe_Dialect, Pipe_Phase, "phase">;
 
+/// A tensor value stored outside the IR: an initializer of an ONNX model.
+def Pipe_ExternalAttr : AttrDef<Pipe_Dialect, "External"> {
+  let mnemonic = "external";
+  let summary = "a tensor stored in an external file";
+  let description = [{
+    Refers to the initializer `key` of the ONNX model `file` (which may keep
+    its data in external-data files beside it). Parameters of imported
+    models use it, so the IR text stays small at any model size.
+
+    ```mlir
+    pipe.parameter @fc.weight : tensor<16x8xf32> trainable
+        = #pipe.external<"model.onnx", "fc.weight">
+    ```
+  }];
+  let parameters = (ins "::mlir::StringAttr":$file, "::mlir::StringAttr":$key);
+  let assemblyFormat = "`<` $file `,` $key `>`";
+}
+
 #endif // PIPE_DIALECT_PIPE_IR_PIPEATTRS_TD

@@ -135,6 +135,8 @@ class Pipe_BroadcastOp<string mnemonic, string onnxName, Type operandType,
     ::llvm::LogicalResult $cppClass::inferReturnTypes(
         ::mlir::MLIRContext *context, std::optional<::mlir::Location> loc,
         Adaptor adaptor, ::llvm::SmallVectorImpl<::mlir::Type> &types) {
+      if (::mlir::failed(::mlir::pipe::requireStaticShapes(loc, adaptor.getOperands())))
+        return ::mlir::failure();
       return ::mlir::pipe::inferBroadcastResult(
           loc, {adaptor.getLhs().getType(), adaptor.getRhs().getType()},
           }] # resultElement # [{, types);

@@ -347,6 +347,8 @@ class Pipe_LossOp<string mnemonic, string onnxName, string what>
     ::llvm::LogicalResult $cppClass::inferReturnTypes(
         ::mlir::MLIRContext *context, std::optional<::mlir::Location> loc,
         Adaptor adaptor, ::llvm::SmallVectorImpl<::mlir::Type> &types) {
+      if (::mlir::failed(::mlir::pipe::requireStaticShapes(loc, adaptor.getOperands())))
+        return ::mlir::failure();
       return ::mlir::pipe::inferLossResult(
           loc, ::llvm::cast<::mlir::RankedTensorType>(adaptor.getInput().getType()),
           adaptor.getReduction(), types);

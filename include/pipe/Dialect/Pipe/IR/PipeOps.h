@@ -26,6 +26,12 @@ namespace pipe {
 /// Formats a shape as `[d0, d1, ...]` for diagnostics.
 std::string formatShape(ArrayRef<int64_t> shape);
 
+/// Fails with an error unless every operand is a statically shaped ranked
+/// tensor. Type inference runs while parsing, before operand constraints
+/// are verified, so it must not compute with dynamic extents.
+LogicalResult requireStaticShapes(std::optional<Location> loc,
+                                  ValueRange operands);
+
 /// Computes the numpy broadcast of `shapes`. Fails when two extents differ
 /// and neither is 1.
 FailureOr<SmallVector<int64_t>> broadcastShapes(ArrayRef<ArrayRef<int64_t>> shapes);

@@ -16,18 +16,19 @@ def Pipe_ParameterOp : Pipe_Op<"parameter", [Symbol]> {
   let summary = "a named model parameter (an ONNX initializer)";
   let description = [{
     Declares a parameter of the model: its name, type, whether training
-    updates it, and optionally its initial value. Large initial values are
-    `dense_resource` blobs, so the IR text stays small.
+    updates it, and optionally its initial value: an elements attribute
+    (`dense_resource` blobs for large values) or a reference to an external
+    file, so the IR text stays small.
 
     ```mlir
-    pipe.parameter @"fc.weight" : tensor<16x8xf32> trainable
-        = dense_resource<fc_weight>
+    pipe.parameter @fc.weight : tensor<16x8xf32> trainable
+        = #pipe.external<"model.onnx", "fc.weight">
     pipe.parameter @steps : tensor<i64>
     ```
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, TypeAttrOf<Pipe_Tensor>:$type,
                        UnitAttr:$trainable,
-                       OptionalAttr<ElementsAttr>:$initial_value);
+                       OptionalAttr<AnyAttrOf<[ElementsAttr, Pipe_ExternalAttr]>>:$initial_value);
   let assemblyFormat = [{
     $sym_name `:` $type (`trainable` $trainable^)?
     (`=` $initial_value^)? attr-dict
@@ -84,7 +85,7 @@ def Pipe_StageOp : Pipe_Op<"stage", [Symbol, SymbolTable, IsolatedFromAbove,
   let assemblyFormat = [{
     $sym_name `index` $index `device` $device attr-dict-with-keyword $body
   }];
-  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
   let skipDefaultBuilders = 1;
   let builders = [
     OpBuilder<(ins "::llvm::StringRef":$name, "int64_t":$index,

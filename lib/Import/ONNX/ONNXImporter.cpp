@@ -1,0 +1,464 @@
+//===- ONNXImporter.cpp - import an ONNX graph into the pipe dialect ------===//
+//
+// Graph-level import: initializers become parameters or constants, graph
+// inputs become arguments of `func.func @main`, and every node goes through
+// the handler table of ONNXOpHandlers.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pipe/Import/ONNX/ImportONNX.h"
+
+#include "ONNXImporterImpl.h"
+#include "ONNXModelLoader.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Path.h"
+
+using namespace mlir;
+using namespace mlir::pipe;
+
+/// Constants with more elements than this become resource blobs.
+static constexpr int64_t kMaxInlineElements = 256;
+
+Type mlir::pipe::convertONNXElementType(MLIRContext *context,
+                                        int32_t dataType) {
+  Builder b(context);
+  switch (dataType) {
+  case onnx::TensorProto::FLOAT:
+    return b.getF32Type();
+  case onnx::TensorProto::DOUBLE:
+    return b.getF64Type();
+  case onnx::TensorProto::FLOAT16:
+    return b.getF16Type();
+  case onnx::TensorProto::BFLOAT16:
+    return b.getBF16Type();
+  case onnx::TensorProto::INT64:
+    return b.getI64Type();
+  case onnx::TensorProto::INT32:
+    return b.getI32Type();
+  case onnx::TensorProto::INT16:
+    return b.getI16Type();
+  case onnx::TensorProto::INT8:
+    return b.getI8Type();
+  case onnx::TensorProto::UINT8:
+    return IntegerType::get(context, 8, IntegerType::Unsigned);
+  case onnx::TensorProto::UINT16:
+    return IntegerType::get(context, 16, IntegerType::Unsigned);
+  case onnx::TensorProto::UINT32:
+    return IntegerType::get(context, 32, IntegerType::Unsigned);
+  case onnx::TensorProto::UINT64:
+    return IntegerType::get(context, 64, IntegerType::Unsigned);
+  case onnx::TensorProto::BOOL:
+    return b.getI1Type();
+  default:
+    return {};
+  }
+}
+
+static std::string dataTypeName(int32_t dataType) {
+  return onnx::TensorProto::DataType_Name(
+      static_cast<onnx::TensorProto::DataType>(dataType));
+}
+
+/// Builds an elements attribute from little-endian tensor bytes: inline
+/// `dense` when small, a `dense_resource` blob otherwise.
+static ElementsAttr makeElements(RankedTensorType type, StringRef name,
+                                 const std::string &bytes) {
+  if (type.getNumElements() <= kMaxInlineElements) {
+    if (type.getElementType().isInteger(1)) {
+      SmallVector<bool> values;
+      for (char byte : bytes)
+        values.push_back(byte != 0);
+      return DenseElementsAttr::get(type, values);
+    }
+    bool splat = false;
+    if (DenseElementsAttr::isValidRawBuffer(type, ArrayRef<char>(bytes.data(),
+                                                                  bytes.size()),
+                                            splat))
+      return DenseElementsAttr::getFromRawBuffer(
+          type, ArrayRef<char>(bytes.data(), bytes.size()));
+  }
+  size_t alignment = std::max<size_t>(
+      1, llvm::divideCeil(type.getElementTypeBitWidth(), 8));
+  return DenseResourceElementsAttr::get(
+      type, name.empty() ? "constant" : name,
+      HeapAsmResourceBlob::allocateAndCopyWithAlign(
+          ArrayRef<char>(bytes.data(), bytes.size()), alignment));
+}
+
+namespace {
+/// Imports one ONNX graph.
+class GraphImporter {
+public:
+  GraphImporter(MLIRContext *context, StringRef path,
+                const onnx::ModelProto &model, const ImportONNXOptions &options)
+      : context(context), path(path), model(model), graph(model.graph()),
+        options(options), builder(context),
+        fileLoc(FileLineColLoc::get(context, path, 0, 0)),
+        opset(getDefaultOpset(model)) {
+    modelDir = llvm::sys::path::parent_path(path).str();
+  }
+
+  OwningOpRef<ModuleOp> run();
+
+private:
+  InFlightDiagnostic emitError() { return mlir::emitError(fileLoc); }
+  LogicalResult checkSupportedOps();
+  FailureOr<RankedTensorType> importValueType(const onnx::ValueInfoProto &info,
+                                              bool isInput);
+  FailureOr<Value> importInitializer(const onnx::TensorProto &tensor);
+  DenseElementsAttr resolveConstant(Value value);
+  LogicalResult importNode(const onnx::NodeProto &node, unsigned index);
+  Location nodeLocation(const onnx::NodeProto &node, unsigned index);
+
+  MLIRContext *context;
+  std::string path, modelDir;
+  const onnx::ModelProto &model;
+  const onnx::GraphProto &graph;
+  const ImportONNXOptions &options;
+  OpBuilder builder;
+  Location fileLoc;
+  int64_t opset;
+
+  ModuleOp module;
+  llvm::StringMap<Value> values;
+  llvm::StringMap<const onnx::TensorProto *> initializers;
+  llvm::StringSet<> usedNames;
+};
+} // namespace
+
+LogicalResult GraphImporter::checkSupportedOps() {
+  std::vector<std::string> unsupported;
+  llvm::StringSet<> seen;
+  auto add = [&](std::string name) {
+    if (seen.insert(name).second)
+      unsupported.push_back(std::move(name));
+  };
+  for (const onnx::NodeProto &node : graph.node()) {
+    bool defaultDomain = node.domain().empty() || node.domain() == "ai.onnx";
+    if (!defaultDomain)
+      add(node.domain() + "." + node.op_type());
+    else if (!lookupNodeHandler(node.op_type()))
+      add(node.op_type());
+  }
+  if (unsupported.empty())
+    return success();
+  InFlightDiagnostic diag = emitError();
+  diag << "unsupported ONNX op" << (unsupported.size() > 1 ? "s" : "") << ": ";
+  llvm::interleaveComma(unsupported, diag);
+  return diag;
+}
+
+FailureOr<RankedTensorType>
+GraphImporter::importValueType(const onnx::ValueInfoProto &info,
+                               bool isInput) {
+  const char *role = isInput ? "graph input" : "graph output";
+  if (!info.type().has_tensor_type())
+    return emitError() << role << " '" << info.name()
+                       << "' is not a tensor";
+  const onnx::TypeProto_Tensor &tensor = info.type().tensor_type();
+  Type element = convertONNXElementType(context, tensor.elem_type());
+  if (!element)
+    return emitError() << role << " '" << info.name()
+                       << "' has unsupported element type "
+                       << dataTypeName(tensor.elem_type());
+
+  auto override = options.inputShapes.find(info.name());
+  if (isInput && override != options.inputShapes.end()) {
+    if (tensor.has_shape() &&
+        static_cast<size_t>(tensor.shape().dim_size()) !=
+            override->second.size())
+      return emitError() << "--input-shape gives " << override->second.size()
+                         << " dimensions for graph input '" << info.name()
+                         << "' of rank " << tensor.shape().dim_size();
+    for (auto [i, extent] : llvm::enumerate(override->second)) {
+      if (!tensor.has_shape())
+        break;
+      const onnx::TensorShapeProto_Dimension &dim = tensor.shape().dim(i);
+      if (dim.has_dim_value() && dim.dim_value() != extent)
+        return emitError() << "--input-shape gives extent " << extent
+                           << " for dimension " << i << " of graph input '"
+                           << info.name() << "', which the model fixes to "
+                           << dim.dim_value();
+    }
+    return RankedTensorType::get(override->second, element);
+  }
+  if (!tensor.has_shape())
+    return emitError() << role << " '" << info.name()
+                       << "' has an unknown rank; give its shape with "
+                          "--input-shape "
+                       << info.name() << "=d0,d1,...";
+  SmallVector<int64_t> shape;
+  for (auto [i, dim] : llvm::enumerate(tensor.shape().dim())) {
+    if (dim.has_dim_value() && dim.dim_value() >= 0) {
+      shape.push_back(dim.dim_value());
+      continue;
+    }
+    if (!isInput) {
+      shape.push_back(ShapedType::kDynamic);
+      continue;
+    }
+    InFlightDiagnostic diag = emitError();
+    diag << "graph input '" << info.name() << "' has symbolic dimension " << i;
+    if (dim.has_dim_param())
+      diag << " ('" << dim.dim_param() << "')";
+    diag << "; give its shape with --input-shape " << info.name()
+         << "=d0,d1,...";
+    return diag;
+  }
+  return RankedTensorType::get(shape, element);
+}
+
+FailureOr<Value>
+GraphImporter::importInitializer(const onnx::TensorProto &tensor) {
+  Type element = convertONNXElementType(context, tensor.data_type());
+  if (!element)
+    return emitError() << "initializer '" << tensor.name()
+                       << "' has unsupported data type "
+                       << dataTypeName(tensor.data_type());
+  auto type = RankedTensorType::get(
+      SmallVector<int64_t>(tensor.dims().begin(), tensor.dims().end()),
+      element);
+  Location loc = NameLoc::get(builder.getStringAttr(tensor.name()), fileLoc);
+
+  // Floating-point initializers are the model's parameters; their data
+  // stays in the model file. Check that it is there.
+  if (isa<FloatType>(element)) {
+    if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
+      std::string bytes;
+      if (std::string error = readTensorBytes(tensor, modelDir, bytes);
+          !error.empty())
+        return emitError() << error;
+    }
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPoint(module.getBody()->getTerminator()
+                                  ? module.getBody()->getTerminator()
+                                  : &module.getBody()->back());
+    auto parameter = ParameterOp::create(
+        builder, loc, tensor.name(), type, /*trainable=*/true,
+        ExternalAttr::get(context, builder.getStringAttr(path),
+                          builder.getStringAttr(tensor.name())));
+    (void)parameter;
+    return ParamRefOp::create(builder, loc, type, tensor.name()).getResult();
+  }
+
+  std::string bytes;
+  if (std::string error = readTensorBytes(tensor, modelDir, bytes);
+      !error.empty())
+    return emitError() << error;
+  return ConstantOp::create(builder, loc, makeElements(type, tensor.name(), bytes))
+      .getResult();
+}
+
+DenseElementsAttr GraphImporter::resolveConstant(Value value) {
+  auto ref = value.getDefiningOp<ParamRefOp>();
+  if (!ref)
+    return {};
+  auto it = initializers.find(ref.getName());
+  if (it == initializers.end())
+    return {};
+  std::string bytes;
+  if (!readTensorBytes(*it->second, modelDir, bytes).empty())
+    return {};
+  auto type = cast<RankedTensorType>(ref.getType());
+  if (type.getNumElements() > kMaxInlineElements)
+    return {};
+  return dyn_cast<DenseElementsAttr>(makeElements(type, "", bytes));
+}
+
+Location GraphImporter::nodeLocation(const onnx::NodeProto &node,
+                                     unsigned index) {
+  std::string name = node.name().empty()
+                         ? node.op_type() + "_" + std::to_string(index)
+                         : node.name();
+  return NameLoc::get(builder.getStringAttr(name),
+                      NameLoc::get(builder.getStringAttr(node.op_type()),
+                                   fileLoc));
+}
+
+LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
+                                        unsigned index) {
+  Location loc = nodeLocation(node, index);
+  SmallVector<Value> inputs;
+  for (const std::string &name : node.input()) {
+    if (name.empty()) {
+      inputs.push_back(Value());
+      continue;
+    }
+    auto it = values.find(name);
+    if (it == values.end())
+      return mlir::emitError(loc)
+             << node.op_type() << " node '" << cast<NameLoc>(loc).getName().str() << "' reads '"
+             << name << "', which no earlier node, input or initializer "
+             << "defines";
+    inputs.push_back(it->second);
+  }
+  NodeContext nodeContext(node, opset, builder, loc, std::move(inputs));
+  nodeContext.displayName = cast<NameLoc>(loc).getName().str();
+  nodeContext.usedNames = &usedNames;
+  nodeContext.resolveConstant = [this](Value v) { return resolveConstant(v); };
+  NodeHandler handler = lookupNodeHandler(node.op_type());
+  if (failed(handler(nodeContext)))
+    return failure();
+  for (auto [i, name] : llvm::enumerate(node.output())) {
+    if (name.empty())
+      continue;
+    Value result =
+        i < nodeContext.results.size() ? nodeContext.results[i] : Value();
+    if (!result) {
+      if (nodeContext.outputUsed(i))
+        return nodeContext.emitError()
+               << "output " << i << " ('" << name << "') is not supported";
+      continue;
+    }
+    values[name] = result;
+  }
+  return success();
+}
+
+OwningOpRef<ModuleOp> GraphImporter::run() {
+  OwningOpRef<ModuleOp> owned = ModuleOp::create(fileLoc);
+  module = *owned;
+  if (!graph.name().empty())
+    module.setSymName(graph.name());
+  if (failed(checkSupportedOps()))
+    return {};
+  if (opset < 0) {
+    emitError() << "the model imports no opset of the default ONNX domain";
+    return {};
+  }
+
+  for (const onnx::TensorProto &tensor : graph.initializer())
+    initializers[tensor.name()] = &tensor;
+  if (graph.sparse_initializer_size()) {
+    emitError() << "sparse initializers are not supported";
+    return {};
+  }
+  for (const onnx::NodeProto &node : graph.node())
+    for (const std::string &name : node.input())
+      usedNames.insert(name);
+  for (const onnx::ValueInfoProto &output : graph.output())
+    usedNames.insert(output.name());
+
+  // Graph inputs that are not initializers are the arguments of @main.
+  SmallVector<Type> argTypes;
+  SmallVector<std::string> argNames;
+  for (const onnx::ValueInfoProto &input : graph.input()) {
+    if (initializers.count(input.name()))
+      continue;
+    FailureOr<RankedTensorType> type = importValueType(input, true);
+    if (failed(type))
+      return {};
+    argTypes.push_back(*type);
+    argNames.push_back(input.name());
+  }
+  for (const auto &entry : options.inputShapes)
+    if (!llvm::is_contained(argNames, entry.getKey().str())) {
+      emitError() << "--input-shape names '" << entry.getKey()
+                  << "', which is not a graph input";
+      return {};
+    }
+
+  builder.setInsertionPointToEnd(module.getBody());
+  auto function = func::FuncOp::create(
+      builder, fileLoc, "main", builder.getFunctionType(argTypes, {}));
+  Block *entry = function.addEntryBlock();
+  for (auto [i, name] : llvm::enumerate(argNames)) {
+    function.setArgAttr(i, "pipe.name", builder.getStringAttr(name));
+    values[name] = entry->getArgument(i);
+  }
+
+  // Parameters go before @main; constants and param_refs open its body.
+  builder.setInsertionPointToStart(entry);
+  for (const onnx::TensorProto &tensor : graph.initializer()) {
+    if (!usedNames.count(tensor.name()))
+      continue;
+    OpBuilder::InsertionGuard guard(builder);
+    FailureOr<Value> value = importInitializer(tensor);
+    if (failed(value))
+      return {};
+    values[tensor.name()] = *value;
+  }
+  // importInitializer inserted parameters at the end of the module; move
+  // them before @main so the IR reads top-down.
+  for (ParameterOp parameter :
+       llvm::make_early_inc_range(module.getOps<ParameterOp>()))
+    parameter->moveBefore(function);
+
+  builder.setInsertionPointToEnd(entry);
+  for (auto [index, node] : llvm::enumerate(graph.node()))
+    if (failed(importNode(node, index)))
+      return {};
+
+  SmallVector<Value> results;
+  for (const onnx::ValueInfoProto &output : graph.output()) {
+    auto it = values.find(output.name());
+    if (it == values.end()) {
+      emitError() << "graph output '" << output.name()
+                  << "' is not computed by any node";
+      return {};
+    }
+    FailureOr<RankedTensorType> declared = importValueType(output, false);
+    if (failed(declared))
+      return {};
+    auto actual = cast<RankedTensorType>(it->second.getType());
+    bool compatible = declared->getElementType() == actual.getElementType() &&
+                      (!output.type().tensor_type().has_shape() ||
+                       declared->getRank() == actual.getRank());
+    for (int64_t d = 0; compatible && d < declared->getRank(); ++d)
+      compatible = declared->isDynamicDim(d) ||
+                   declared->getDimSize(d) == actual.getDimSize(d);
+    if (!compatible) {
+      emitError() << "graph output '" << output.name() << "' is declared as "
+                  << *declared << " but computes " << actual;
+      return {};
+    }
+    results.push_back(it->second);
+  }
+  func::ReturnOp::create(builder, fileLoc, results);
+  function.setType(builder.getFunctionType(argTypes,
+                                           ValueRange(results).getTypes()));
+  for (auto [i, output] : llvm::enumerate(graph.output()))
+    function.setResultAttr(i, "pipe.name", builder.getStringAttr(output.name()));
+
+  if (failed(verify(module)))
+    return {};
+  return owned;
+}
+
+OwningOpRef<ModuleOp> mlir::pipe::importONNXModel(StringRef path,
+                                                  MLIRContext *context,
+                                                  const ImportONNXOptions &options) {
+  context->loadDialect<PipeDialect, func::FuncDialect>();
+  onnx::ModelProto model;
+  if (std::string error = loadONNXModel(path, options.check, model);
+      !error.empty()) {
+    mlir::emitError(FileLineColLoc::get(context, path, 0, 0)) << error;
+    return {};
+  }
+  return GraphImporter(context, path, model, options).run();
+}
+
+std::string mlir::pipe::parseInputShapeOption(StringRef spec,
+                                              ImportONNXOptions &options) {
+  auto [name, dims] = spec.split('=');
+  if (name.empty() || !spec.contains('='))
+    return "--input-shape expects NAME=d0,d1,..., got '" + spec.str() + "'";
+  SmallVector<int64_t> shape;
+  SmallVector<StringRef> parts;
+  if (!dims.empty())
+    dims.split(parts, ',');
+  for (StringRef part : parts) {
+    int64_t extent;
+    if (part.trim().getAsInteger(10, extent) || extent < 0)
+      return "--input-shape " + name.str() + ": '" + part.str() +
+             "' is not a non-negative integer";
+    shape.push_back(extent);
+  }
+  options.inputShapes[name] = shape;
+  return "";
+}

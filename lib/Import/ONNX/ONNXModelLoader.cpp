@@ -1,0 +1,229 @@
+//===- ONNXModelLoader.cpp - read and check ONNX models -------------------===//
+
+#include "ONNXModelLoader.h"
+
+#include "onnx/checker.h"
+#include "onnx/defs/schema.h"
+#include "onnx/shape_inference/implementation.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include <google/protobuf/io/coded_stream.h>
+
+using namespace mlir::pipe;
+
+int64_t mlir::pipe::getDefaultOpset(const onnx::ModelProto &model) {
+  for (const onnx::OperatorSetIdProto &opset : model.opset_import())
+    if (opset.domain().empty() || opset.domain() == "ai.onnx")
+      return opset.version();
+  return -1;
+}
+
+int64_t mlir::pipe::getMaxKnownOpset() {
+  const auto &map = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+  auto it = map.find(onnx::ONNX_DOMAIN);
+  return it == map.end() ? 0 : it->second.second;
+}
+
+std::string mlir::pipe::loadONNXModel(llvm::StringRef path, bool check,
+                                      onnx::ModelProto &model) {
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                  /*RequiresNullTerminator=*/false);
+  if (std::error_code error = buffer.getError())
+    return "cannot open '" + path.str() + "': " + error.message();
+  llvm::StringRef bytes = (*buffer)->getBuffer();
+  if (bytes.empty())
+    return "'" + path.str() + "' is empty, not an ONNX model";
+
+  google::protobuf::io::CodedInputStream stream(
+      reinterpret_cast<const uint8_t *>(bytes.data()),
+      static_cast<int>(std::min<size_t>(bytes.size(), INT32_MAX)));
+  stream.SetTotalBytesLimit(INT32_MAX);
+  if (!model.ParseFromCodedStream(&stream) || !stream.ConsumedEntireMessage())
+    return "'" + path.str() +
+           "' is not a valid ONNX model: the protobuf does not parse "
+           "(truncated or corrupt file?)";
+  if (!model.has_graph())
+    return "'" + path.str() + "' is not a valid ONNX model: it has no graph";
+  // A model without the default domain only holds ops of other domains;
+  // the importer reports them as unsupported.
+  int64_t opset = getDefaultOpset(model);
+  if (!check || opset < 0 || opset > getMaxKnownOpset())
+    return "";
+
+  try {
+    onnx::checker::check_model(model);
+  } catch (const std::exception &error) {
+    return "the ONNX checker rejects '" + path.str() + "': " + error.what();
+  }
+  try {
+    onnx::ShapeInferenceOptions options{/*check_type=*/true,
+                                        /*error_mode=*/1,
+                                        /*enable_data_propagation=*/false};
+    onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(),
+                                       options);
+  } catch (const std::exception &error) {
+    return "ONNX shape inference rejects '" + path.str() + "': " +
+           error.what();
+  }
+  return "";
+}
+
+/// Size in bytes of one element of an ONNX data type, or 0 if unsupported.
+static size_t elementSize(int32_t dataType) {
+  switch (dataType) {
+  case onnx::TensorProto::FLOAT:
+  case onnx::TensorProto::INT32:
+  case onnx::TensorProto::UINT32:
+    return 4;
+  case onnx::TensorProto::DOUBLE:
+  case onnx::TensorProto::INT64:
+  case onnx::TensorProto::UINT64:
+    return 8;
+  case onnx::TensorProto::FLOAT16:
+  case onnx::TensorProto::BFLOAT16:
+  case onnx::TensorProto::INT16:
+  case onnx::TensorProto::UINT16:
+    return 2;
+  case onnx::TensorProto::INT8:
+  case onnx::TensorProto::UINT8:
+  case onnx::TensorProto::BOOL:
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+template <typename T, typename Field>
+static void appendField(const Field &field, std::string &bytes) {
+  for (auto value : field) {
+    T converted = static_cast<T>(value);
+    bytes.append(reinterpret_cast<const char *>(&converted), sizeof(T));
+  }
+}
+
+static std::string readExternalBytes(const onnx::TensorProto &tensor,
+                                     llvm::StringRef modelDir,
+                                     std::string &bytes) {
+  std::string location;
+  uint64_t offset = 0;
+  int64_t length = -1;
+  for (const onnx::StringStringEntryProto &entry : tensor.external_data()) {
+    if (entry.key() == "location")
+      location = entry.value();
+    else if (entry.key() == "offset")
+      offset = std::stoull(entry.value());
+    else if (entry.key() == "length")
+      length = std::stoll(entry.value());
+  }
+  std::string what = "external data of initializer '" + tensor.name() + "'";
+  if (location.empty())
+    return what + " names no location";
+  if (llvm::sys::path::is_absolute(location))
+    return what + " uses the absolute path '" + location +
+           "'; only paths relative to the model's folder are allowed";
+  for (llvm::StringRef part : llvm::make_range(
+           llvm::sys::path::begin(location), llvm::sys::path::end(location)))
+    if (part == "..")
+      return what + " at '" + location + "' points outside the model's folder";
+
+  llvm::SmallString<256> dir(modelDir.empty() ? "." : modelDir);
+  llvm::SmallString<256> file(dir);
+  llvm::sys::path::append(file, location);
+  // Resolve symbolic links too: the real file must lie in the real folder.
+  llvm::SmallString<256> realDir, realFile;
+  if (llvm::sys::fs::real_path(dir, realDir) ||
+      llvm::sys::fs::real_path(file, realFile))
+    return what + ": cannot open '" + file.str().str() + "'";
+  if (!llvm::StringRef(realFile).starts_with(realDir.str().str() + "/"))
+    return what + " at '" + location + "' points outside the model's folder";
+
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      llvm::MemoryBuffer::getFile(realFile, /*IsText=*/false,
+                                  /*RequiresNullTerminator=*/false);
+  if (std::error_code error = buffer.getError())
+    return what + ": cannot open '" + file.str().str() + "': " +
+           error.message();
+  llvm::StringRef data = (*buffer)->getBuffer();
+  if (offset > data.size())
+    return what + ": offset " + std::to_string(offset) + " is past the end of '" +
+           location + "' (" + std::to_string(data.size()) + " bytes)";
+  uint64_t available = data.size() - offset;
+  uint64_t size = length < 0 ? available : static_cast<uint64_t>(length);
+  if (size > available)
+    return what + ": '" + location + "' holds " + std::to_string(available) +
+           " bytes from offset " + std::to_string(offset) + ", " +
+           std::to_string(size) + " needed";
+  bytes.assign(data.data() + offset, size);
+  return "";
+}
+
+std::string mlir::pipe::readTensorBytes(const onnx::TensorProto &tensor,
+                                        llvm::StringRef modelDir,
+                                        std::string &bytes) {
+  size_t size = elementSize(tensor.data_type());
+  if (!size)
+    return "tensor '" + tensor.name() + "' has unsupported data type " +
+           onnx::TensorProto::DataType_Name(
+               static_cast<onnx::TensorProto::DataType>(tensor.data_type()));
+  uint64_t count = 1;
+  for (int64_t dim : tensor.dims())
+    count *= static_cast<uint64_t>(dim);
+
+  bytes.clear();
+  if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
+    if (std::string error = readExternalBytes(tensor, modelDir, bytes);
+        !error.empty())
+      return error;
+  } else if (tensor.has_raw_data()) {
+    bytes = tensor.raw_data();
+  } else {
+    switch (tensor.data_type()) {
+    case onnx::TensorProto::FLOAT:
+      appendField<float>(tensor.float_data(), bytes);
+      break;
+    case onnx::TensorProto::DOUBLE:
+      appendField<double>(tensor.double_data(), bytes);
+      break;
+    case onnx::TensorProto::INT64:
+      appendField<int64_t>(tensor.int64_data(), bytes);
+      break;
+    case onnx::TensorProto::UINT64:
+    case onnx::TensorProto::UINT32:
+      if (size == 8)
+        appendField<uint64_t>(tensor.uint64_data(), bytes);
+      else
+        appendField<uint32_t>(tensor.uint64_data(), bytes);
+      break;
+    case onnx::TensorProto::INT32:
+      appendField<int32_t>(tensor.int32_data(), bytes);
+      break;
+    case onnx::TensorProto::INT16:
+      appendField<int16_t>(tensor.int32_data(), bytes);
+      break;
+    case onnx::TensorProto::UINT16:
+    case onnx::TensorProto::FLOAT16:
+    case onnx::TensorProto::BFLOAT16:
+      appendField<uint16_t>(tensor.int32_data(), bytes);
+      break;
+    case onnx::TensorProto::INT8:
+      appendField<int8_t>(tensor.int32_data(), bytes);
+      break;
+    case onnx::TensorProto::UINT8:
+    case onnx::TensorProto::BOOL:
+      appendField<uint8_t>(tensor.int32_data(), bytes);
+      break;
+    default:
+      break;
+    }
+  }
+  if (bytes.size() != count * size)
+    return "tensor '" + tensor.name() + "' holds " +
+           std::to_string(bytes.size()) + " bytes, its shape needs " +
+           std::to_string(count * size);
+  return "";
+}
