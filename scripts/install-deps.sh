@@ -16,7 +16,13 @@ PACKAGES=(
   libgtest-dev
   # Python for test-model generation and references (use /usr/bin/python3)
   python3 python3-numpy python3-onnx python3-torch python3-torchvision
+  python3-venv python3-pip
 )
+
+# Independent references from PyPI, pinned: a current onnx (version_converter
+# to opsets 18-21, onnx.reference) and onnxruntime. They live in .venv, which
+# also sees Debian's torch; the compiler never depends on them.
+PIP_PACKAGES=(onnx==1.23.2 onnxruntime==1.31.1)
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
@@ -29,11 +35,22 @@ for p in "${PACKAGES[@]}"; do
 done
 
 if [ "${#missing[@]}" -eq 0 ]; then
-  echo "install-deps: all ${#PACKAGES[@]} packages present"
-  exit 0
+  echo "install-deps: all ${#PACKAGES[@]} Debian packages present"
+else
+  echo "install-deps: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -q
+  $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
-echo "install-deps: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -q
-$SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+VENV="$(cd "$(dirname "$0")/.." && pwd)/.venv"
+if [ ! -x "$VENV/bin/python" ]; then
+  /usr/bin/python3 -m venv --system-site-packages "$VENV"
+fi
+if ! "$VENV/bin/python" -m pip freeze 2>/dev/null | grep -qxF -e "${PIP_PACKAGES[0]}" ||
+   ! "$VENV/bin/python" -m pip freeze 2>/dev/null | grep -qxF -e "${PIP_PACKAGES[1]}"; then
+  echo "install-deps: installing ${PIP_PACKAGES[*]} into .venv"
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check "${PIP_PACKAGES[@]}"
+else
+  echo "install-deps: .venv has ${PIP_PACKAGES[*]}"
+fi

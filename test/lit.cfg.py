@@ -9,18 +9,25 @@ from lit.llvm.subst import ToolSubst
 
 config.name = "PIPE"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
-config.suffixes = [".mlir", ".test"]
+config.suffixes = [".mlir", ".test", ".onnxtxt"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.pipe_obj_root, "test")
 config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs", "Unit"]
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%pipe_src_root", config.pipe_src_root))
+# Debian's Python (torch, onnx 1.12) and the project's .venv (PyPI onnx and
+# onnxruntime, installed by scripts/install-deps.sh).
+config.substitutions.append(("%venv_python",
+                             os.path.join(config.pipe_src_root, ".venv", "bin", "python")))
 config.substitutions.append(("%python", "/usr/bin/python3"))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
+# FileCheck, not and count live with LLVM's tools; RUN lines may start with
+# them.
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 tool_dirs = [config.pipe_tools_dir, config.llvm_tools_dir]
-tools = ["pipe-opt"]
+tools = ["pipe-opt", "pipe-onnx-txt2pb"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

@@ -16,6 +16,7 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 
 using namespace mlir;
@@ -64,6 +65,24 @@ static std::string dataTypeName(int32_t dataType) {
       static_cast<onnx::TensorProto::DataType>(dataType));
 }
 
+/// Describes an ONNX value type for diagnostics, e.g. `FLOAT[N, 3]`.
+static std::string describeType(const onnx::TypeProto &type) {
+  if (!type.has_tensor_type())
+    return "a non-tensor value";
+  const onnx::TypeProto_Tensor &tensor = type.tensor_type();
+  std::string text = dataTypeName(tensor.elem_type());
+  if (!tensor.has_shape())
+    return text + " of unknown rank";
+  text += "[";
+  for (auto [i, dim] : llvm::enumerate(tensor.shape().dim())) {
+    if (i)
+      text += ", ";
+    text += dim.has_dim_value() ? std::to_string(dim.dim_value())
+                                : dim.has_dim_param() ? dim.dim_param() : "?";
+  }
+  return text + "]";
+}
+
 /// Builds an elements attribute from little-endian tensor bytes: inline
 /// `dense` when small, a `dense_resource` blob otherwise.
 static ElementsAttr makeElements(RankedTensorType type, StringRef name,
@@ -101,6 +120,12 @@ public:
         fileLoc(FileLineColLoc::get(context, path, 0, 0)),
         opset(getDefaultOpset(model)) {
     modelDir = llvm::sys::path::parent_path(path).str();
+    // Parameters refer to the model by absolute path, so the IR stays valid
+    // from any working directory.
+    llvm::SmallString<256> absolute(path);
+    llvm::sys::fs::make_absolute(absolute);
+    llvm::sys::path::remove_dots(absolute, /*remove_dot_dot=*/true);
+    absolutePath = absolute.str().str();
   }
 
   OwningOpRef<ModuleOp> run();
@@ -116,7 +141,7 @@ private:
   Location nodeLocation(const onnx::NodeProto &node, unsigned index);
 
   MLIRContext *context;
-  std::string path, modelDir;
+  std::string path, modelDir, absolutePath;
   const onnx::ModelProto &model;
   const onnx::GraphProto &graph;
   const ImportONNXOptions &options;
@@ -142,7 +167,7 @@ LogicalResult GraphImporter::checkSupportedOps() {
     bool defaultDomain = node.domain().empty() || node.domain() == "ai.onnx";
     if (!defaultDomain)
       add(node.domain() + "." + node.op_type());
-    else if (!lookupNodeHandler(node.op_type()))
+    else if (!lookupNodeImporter(node.op_type()))
       add(node.op_type());
   }
   if (unsupported.empty())
@@ -172,8 +197,10 @@ GraphImporter::importValueType(const onnx::ValueInfoProto &info,
     if (tensor.has_shape() &&
         static_cast<size_t>(tensor.shape().dim_size()) !=
             override->second.size())
-      return emitError() << "--input-shape gives " << override->second.size()
-                         << " dimensions for graph input '" << info.name()
+      return emitError() << "--input-shape gives "
+                         << override->second.size() << " dimension"
+                         << (override->second.size() == 1 ? "" : "s")
+                         << " for graph input '" << info.name()
                          << "' of rank " << tensor.shape().dim_size();
     for (auto [i, extent] : llvm::enumerate(override->second)) {
       if (!tensor.has_shape())
@@ -226,23 +253,18 @@ GraphImporter::importInitializer(const onnx::TensorProto &tensor) {
   Location loc = NameLoc::get(builder.getStringAttr(tensor.name()), fileLoc);
 
   // Floating-point initializers are the model's parameters; their data
-  // stays in the model file. Check that it is there.
+  // stays in the model file (the loader checked any external data).
   if (isa<FloatType>(element)) {
-    if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
-      std::string bytes;
-      if (std::string error = readTensorBytes(tensor, modelDir, bytes);
-          !error.empty())
-        return emitError() << error;
+    // Parameters go before @main, so the IR reads top-down.
+    {
+      OpBuilder::InsertionGuard guard(builder);
+      builder.setInsertionPoint(builder.getInsertionBlock()->getParentOp());
+      ParameterOp::create(builder, loc, tensor.name(), type,
+                          /*trainable=*/true,
+                          ExternalAttr::get(context,
+                                            builder.getStringAttr(absolutePath),
+                                            builder.getStringAttr(tensor.name())));
     }
-    OpBuilder::InsertionGuard guard(builder);
-    builder.setInsertionPoint(module.getBody()->getTerminator()
-                                  ? module.getBody()->getTerminator()
-                                  : &module.getBody()->back());
-    auto parameter = ParameterOp::create(
-        builder, loc, tensor.name(), type, /*trainable=*/true,
-        ExternalAttr::get(context, builder.getStringAttr(path),
-                          builder.getStringAttr(tensor.name())));
-    (void)parameter;
     return ParamRefOp::create(builder, loc, type, tensor.name()).getResult();
   }
 
@@ -301,8 +323,34 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
   nodeContext.displayName = cast<NameLoc>(loc).getName().str();
   nodeContext.usedNames = &usedNames;
   nodeContext.resolveConstant = [this](Value v) { return resolveConstant(v); };
-  NodeHandler handler = lookupNodeHandler(node.op_type());
-  if (failed(handler(nodeContext)))
+  // The checker enforces arity where it knows the opset; check it here too,
+  // so that handlers may rely on their required inputs.
+  const NodeImporter *importer = lookupNodeImporter(node.op_type());
+  unsigned numInputs = node.input_size(), numOutputs = node.output_size();
+  if (numInputs < importer->minInputs || numInputs > importer->maxInputs) {
+    InFlightDiagnostic diag = nodeContext.emitError();
+    diag << "takes ";
+    if (importer->minInputs == importer->maxInputs)
+      diag << importer->minInputs;
+    else if (importer->maxInputs == ~0u)
+      diag << "at least " << importer->minInputs;
+    else
+      diag << importer->minInputs << " to " << importer->maxInputs;
+    return diag << " input" << (importer->maxInputs == 1 ? "" : "s")
+                << ", got " << numInputs;
+  }
+  for (unsigned i = 0; i < importer->minInputs; ++i)
+    if (!nodeContext.input(i))
+      return nodeContext.emitError() << "required input " << i << " is empty";
+  if (numOutputs < 1 || numOutputs > importer->maxOutputs)
+    return nodeContext.emitError()
+           << "has " << numOutputs << " outputs, expected 1"
+           << (importer->maxOutputs == 1
+                   ? ""
+                   : importer->maxOutputs == ~0u
+                         ? " or more"
+                         : " to " + std::to_string(importer->maxOutputs));
+  if (failed(importer->handler(nodeContext)) || nodeContext.badAttribute)
     return failure();
   for (auto [i, name] : llvm::enumerate(node.output())) {
     if (name.empty())
@@ -345,8 +393,23 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
     usedNames.insert(output.name());
 
   // Graph inputs that are not initializers are the arguments of @main.
-  SmallVector<Type> argTypes;
   SmallVector<std::string> argNames;
+  for (const onnx::ValueInfoProto &input : graph.input())
+    if (!initializers.count(input.name()))
+      argNames.push_back(input.name());
+  for (const auto &entry : options.inputShapes) {
+    StringRef name = entry.getKey();
+    if (llvm::is_contained(argNames, name.str()))
+      continue;
+    if (initializers.count(name))
+      emitError() << "--input-shape names '" << name
+                  << "', an initializer: its shape is fixed by its data";
+    else
+      emitError() << "--input-shape names '" << name
+                  << "', which is not a graph input";
+    return {};
+  }
+  SmallVector<Type> argTypes;
   for (const onnx::ValueInfoProto &input : graph.input()) {
     if (initializers.count(input.name()))
       continue;
@@ -354,14 +417,7 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
     if (failed(type))
       return {};
     argTypes.push_back(*type);
-    argNames.push_back(input.name());
   }
-  for (const auto &entry : options.inputShapes)
-    if (!llvm::is_contained(argNames, entry.getKey().str())) {
-      emitError() << "--input-shape names '" << entry.getKey()
-                  << "', which is not a graph input";
-      return {};
-    }
 
   builder.setInsertionPointToEnd(module.getBody());
   auto function = func::FuncOp::create(
@@ -383,11 +439,6 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
       return {};
     values[tensor.name()] = *value;
   }
-  // importInitializer inserted parameters at the end of the module; move
-  // them before @main so the IR reads top-down.
-  for (ParameterOp parameter :
-       llvm::make_early_inc_range(module.getOps<ParameterOp>()))
-    parameter->moveBefore(function);
 
   builder.setInsertionPointToEnd(entry);
   for (auto [index, node] : llvm::enumerate(graph.node()))
@@ -402,19 +453,26 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
                   << "' is not computed by any node";
       return {};
     }
-    FailureOr<RankedTensorType> declared = importValueType(output, false);
-    if (failed(declared))
-      return {};
+    // The declared type may leave the element type, the rank or any
+    // extent open; what it fixes must match what the graph computes.
     auto actual = cast<RankedTensorType>(it->second.getType());
-    bool compatible = declared->getElementType() == actual.getElementType() &&
-                      (!output.type().tensor_type().has_shape() ||
-                       declared->getRank() == actual.getRank());
-    for (int64_t d = 0; compatible && d < declared->getRank(); ++d)
-      compatible = declared->isDynamicDim(d) ||
-                   declared->getDimSize(d) == actual.getDimSize(d);
+    const onnx::TypeProto &declared = output.type();
+    bool compatible = declared.has_tensor_type();
+    if (compatible && declared.tensor_type().elem_type() != 0)
+      compatible = convertONNXElementType(
+                       context, declared.tensor_type().elem_type()) ==
+                   actual.getElementType();
+    if (compatible && declared.tensor_type().has_shape()) {
+      const onnx::TensorShapeProto &shape = declared.tensor_type().shape();
+      compatible = shape.dim_size() == actual.getRank();
+      for (int64_t d = 0; compatible && d < actual.getRank(); ++d)
+        compatible = !shape.dim(d).has_dim_value() ||
+                     shape.dim(d).dim_value() == actual.getDimSize(d);
+    }
     if (!compatible) {
-      emitError() << "graph output '" << output.name() << "' is declared as "
-                  << *declared << " but computes " << actual;
+      emitError() << "graph output '" << output.name()
+                  << "' is declared as " << describeType(declared)
+                  << " but the graph computes " << actual;
       return {};
     }
     results.push_back(it->second);
@@ -459,6 +517,7 @@ std::string mlir::pipe::parseInputShapeOption(StringRef spec,
              "' is not a non-negative integer";
     shape.push_back(extent);
   }
-  options.inputShapes[name] = shape;
+  if (!options.inputShapes.try_emplace(name, shape).second)
+    return "--input-shape gives the shape of '" + name.str() + "' twice";
   return "";
 }

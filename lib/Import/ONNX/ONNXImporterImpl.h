@@ -47,7 +47,13 @@ public:
   /// Emits an error naming the node and its op type.
   InFlightDiagnostic emitError() const;
 
+  /// The attribute `name`, or null. An attribute of another type than
+  /// `type` is reported once and makes the node fail to import.
   const onnx::AttributeProto *attribute(StringRef name) const;
+  const onnx::AttributeProto *
+  typedAttribute(StringRef name, onnx::AttributeProto::AttributeType type) const;
+  /// Whether an attribute had the wrong type (already reported).
+  mutable bool badAttribute = false;
   int64_t getInt(StringRef name, int64_t defaultValue) const;
   float getFloat(StringRef name, float defaultValue) const;
   std::string getString(StringRef name, StringRef defaultValue) const;
@@ -111,8 +117,17 @@ public:
 /// Imports one node into `context.results`. Fails after emitting an error.
 using NodeHandler = LogicalResult (*)(NodeContext &context);
 
-/// The handler for an ONNX op type of the default domain, or null.
-NodeHandler lookupNodeHandler(StringRef opType);
+/// How to import one ONNX op type: its handler, and the number of inputs
+/// and outputs it takes across the supported opsets (the checker enforces
+/// the exact per-opset counts where it knows the opset).
+struct NodeImporter {
+  NodeHandler handler = nullptr;
+  unsigned minInputs = 1, maxInputs = 1;
+  unsigned maxOutputs = 1;
+};
+
+/// The importer of an ONNX op type of the default domain, or null.
+const NodeImporter *lookupNodeImporter(StringRef opType);
 
 } // namespace pipe
 } // namespace mlir

@@ -7,6 +7,7 @@
 #include "onnx/shape_inference/implementation.h"
 
 #include "llvm/ADT/SmallString.h"
+#include "llvm/Support/CrashRecoveryContext.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -14,6 +15,10 @@
 #include <google/protobuf/io/coded_stream.h>
 
 using namespace mlir::pipe;
+
+static std::string readExternalBytes(const onnx::TensorProto &tensor,
+                                     llvm::StringRef modelDir,
+                                     std::string *bytes);
 
 int64_t mlir::pipe::getDefaultOpset(const onnx::ModelProto &model) {
   for (const onnx::OperatorSetIdProto &opset : model.opset_import())
@@ -26,6 +31,52 @@ int64_t mlir::pipe::getMaxKnownOpset() {
   const auto &map = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
   auto it = map.find(onnx::ONNX_DOMAIN);
   return it == map.end() ? 0 : it->second.second;
+}
+
+/// Runs ONNX's strict shape inference as one more check of the model. It
+/// works on a copy without the large initializer data (inference reads only
+/// their types and shapes), and its results are dropped: pipe infers types
+/// itself. ONNX 1.12's inference crashes on some malformed models; such a
+/// crash is contained, and the importer's own verifiers report the problem.
+static std::string runShapeInference(const onnx::ModelProto &model,
+                                     llvm::StringRef path) {
+  onnx::ModelProto copy;
+  copy.set_ir_version(model.ir_version());
+  *copy.mutable_opset_import() = model.opset_import();
+  onnx::GraphProto &graph = *copy.mutable_graph();
+  for (const onnx::NodeProto &node : model.graph().node())
+    *graph.add_node() = node;
+  *graph.mutable_input() = model.graph().input();
+  *graph.mutable_output() = model.graph().output();
+  *graph.mutable_value_info() = model.graph().value_info();
+  for (const onnx::TensorProto &tensor : model.graph().initializer()) {
+    onnx::TensorProto *light = graph.add_initializer();
+    if (tensor.raw_data().size() <= 4096 &&
+        tensor.data_location() != onnx::TensorProto::EXTERNAL) {
+      *light = tensor;
+      continue;
+    }
+    light->set_name(tensor.name());
+    light->set_data_type(tensor.data_type());
+    *light->mutable_dims() = tensor.dims();
+  }
+
+  std::string error;
+  llvm::CrashRecoveryContext::Enable();
+  llvm::CrashRecoveryContext recovery;
+  recovery.RunSafely([&] {
+    try {
+      onnx::ShapeInferenceOptions options{/*check_type=*/true,
+                                          /*error_mode=*/1,
+                                          /*enable_data_propagation=*/false};
+      onnx::shape_inference::InferShapes(
+          copy, onnx::OpSchemaRegistry::Instance(), options);
+    } catch (const std::exception &exception) {
+      error = "ONNX shape inference rejects '" + path.str() + "': " +
+              llvm::StringRef(exception.what()).trim().str();
+    }
+  });
+  return error;
 }
 
 std::string mlir::pipe::loadONNXModel(llvm::StringRef path, bool check,
@@ -49,28 +100,35 @@ std::string mlir::pipe::loadONNXModel(llvm::StringRef path, bool check,
            "(truncated or corrupt file?)";
   if (!model.has_graph())
     return "'" + path.str() + "' is not a valid ONNX model: it has no graph";
+  // Check external data ourselves, always: the checker's messages about it
+  // are vague, and its in-memory form resolves paths against the working
+  // directory. Its path form resolves them against the model's folder.
+  std::string modelDir = llvm::sys::path::parent_path(path).str();
+  bool external = false;
+  for (const onnx::TensorProto &tensor : model.graph().initializer()) {
+    if (tensor.data_location() != onnx::TensorProto::EXTERNAL)
+      continue;
+    external = true;
+    if (std::string error = readExternalBytes(tensor, modelDir, nullptr);
+        !error.empty())
+      return error;
+  }
+
   // A model without the default domain only holds ops of other domains;
   // the importer reports them as unsupported.
   int64_t opset = getDefaultOpset(model);
   if (!check || opset < 0 || opset > getMaxKnownOpset())
     return "";
-
   try {
-    onnx::checker::check_model(model);
+    if (external)
+      onnx::checker::check_model(path.str());
+    else
+      onnx::checker::check_model(model);
   } catch (const std::exception &error) {
-    return "the ONNX checker rejects '" + path.str() + "': " + error.what();
+    return "the ONNX checker rejects '" + path.str() + "': " +
+           llvm::StringRef(error.what()).trim().str();
   }
-  try {
-    onnx::ShapeInferenceOptions options{/*check_type=*/true,
-                                        /*error_mode=*/1,
-                                        /*enable_data_propagation=*/false};
-    onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(),
-                                       options);
-  } catch (const std::exception &error) {
-    return "ONNX shape inference rejects '" + path.str() + "': " +
-           error.what();
-  }
-  return "";
+  return runShapeInference(model, path);
 }
 
 /// Size in bytes of one element of an ONNX data type, or 0 if unsupported.
@@ -106,21 +164,28 @@ static void appendField(const Field &field, std::string &bytes) {
   }
 }
 
+/// Checks the external data of `tensor` and, when `bytes` is given, reads it.
 static std::string readExternalBytes(const onnx::TensorProto &tensor,
                                      llvm::StringRef modelDir,
-                                     std::string &bytes) {
+                                     std::string *bytes) {
   std::string location;
   uint64_t offset = 0;
   int64_t length = -1;
-  for (const onnx::StringStringEntryProto &entry : tensor.external_data()) {
-    if (entry.key() == "location")
-      location = entry.value();
-    else if (entry.key() == "offset")
-      offset = std::stoull(entry.value());
-    else if (entry.key() == "length")
-      length = std::stoll(entry.value());
-  }
   std::string what = "external data of initializer '" + tensor.name() + "'";
+  for (const onnx::StringStringEntryProto &entry : tensor.external_data()) {
+    llvm::StringRef value = entry.value();
+    if (entry.key() == "location") {
+      location = entry.value();
+    } else if (entry.key() == "offset") {
+      if (value.getAsInteger(10, offset))
+        return what + " has offset '" + entry.value() +
+               "', which is not a non-negative integer";
+    } else if (entry.key() == "length") {
+      if (value.getAsInteger(10, length) || length < 0)
+        return what + " has length '" + entry.value() +
+               "', which is not a non-negative integer";
+    }
+  }
   if (location.empty())
     return what + " names no location";
   if (llvm::sys::path::is_absolute(location))
@@ -136,29 +201,37 @@ static std::string readExternalBytes(const onnx::TensorProto &tensor,
   llvm::sys::path::append(file, location);
   // Resolve symbolic links too: the real file must lie in the real folder.
   llvm::SmallString<256> realDir, realFile;
-  if (llvm::sys::fs::real_path(dir, realDir) ||
-      llvm::sys::fs::real_path(file, realFile))
-    return what + ": cannot open '" + file.str().str() + "'";
+  if (std::error_code error = llvm::sys::fs::real_path(dir, realDir))
+    return what + ": cannot open the folder '" + dir.str().str() +
+           "': " + error.message();
+  if (std::error_code error = llvm::sys::fs::real_path(file, realFile))
+    return what + ": cannot open '" + file.str().str() +
+           "': " + error.message();
   if (!llvm::StringRef(realFile).starts_with(realDir.str().str() + "/"))
     return what + " at '" + location + "' points outside the model's folder";
 
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
-      llvm::MemoryBuffer::getFile(realFile, /*IsText=*/false,
-                                  /*RequiresNullTerminator=*/false);
-  if (std::error_code error = buffer.getError())
+  uint64_t fileSize = 0;
+  if (std::error_code error = llvm::sys::fs::file_size(realFile, fileSize))
     return what + ": cannot open '" + file.str().str() + "': " +
            error.message();
-  llvm::StringRef data = (*buffer)->getBuffer();
-  if (offset > data.size())
-    return what + ": offset " + std::to_string(offset) + " is past the end of '" +
-           location + "' (" + std::to_string(data.size()) + " bytes)";
-  uint64_t available = data.size() - offset;
+  if (offset > fileSize)
+    return what + ": offset " + std::to_string(offset) +
+           " is past the end of '" + location + "' (" +
+           std::to_string(fileSize) + " bytes)";
+  uint64_t available = fileSize - offset;
   uint64_t size = length < 0 ? available : static_cast<uint64_t>(length);
   if (size > available)
     return what + ": '" + location + "' holds " + std::to_string(available) +
            " bytes from offset " + std::to_string(offset) + ", " +
            std::to_string(size) + " needed";
-  bytes.assign(data.data() + offset, size);
+  if (!bytes)
+    return "";
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      llvm::MemoryBuffer::getFileSlice(realFile, size, offset);
+  if (std::error_code error = buffer.getError())
+    return what + ": cannot read '" + file.str().str() + "': " +
+           error.message();
+  bytes->assign((*buffer)->getBufferStart(), size);
   return "";
 }
 
@@ -176,7 +249,7 @@ std::string mlir::pipe::readTensorBytes(const onnx::TensorProto &tensor,
 
   bytes.clear();
   if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
-    if (std::string error = readExternalBytes(tensor, modelDir, bytes);
+    if (std::string error = readExternalBytes(tensor, modelDir, &bytes);
         !error.empty())
       return error;
   } else if (tensor.has_raw_data()) {

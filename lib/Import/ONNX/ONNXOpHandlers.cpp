@@ -41,37 +41,84 @@ const onnx::AttributeProto *NodeContext::attribute(StringRef name) const {
   return nullptr;
 }
 
-int64_t NodeContext::getInt(StringRef name, int64_t defaultValue) const {
+const onnx::AttributeProto *
+NodeContext::typedAttribute(StringRef name,
+                            onnx::AttributeProto::AttributeType type) const {
   const onnx::AttributeProto *attr = attribute(name);
+  if (!attr || attr->type() == type)
+    return attr;
+  if (!badAttribute)
+    emitError() << "attribute '" << name << "' must be of type "
+                << onnx::AttributeProto::AttributeType_Name(type) << ", got "
+                << onnx::AttributeProto::AttributeType_Name(attr->type());
+  badAttribute = true;
+  return nullptr;
+}
+
+int64_t NodeContext::getInt(StringRef name, int64_t defaultValue) const {
+  const onnx::AttributeProto *attr =
+      typedAttribute(name, onnx::AttributeProto::INT);
   return attr ? attr->i() : defaultValue;
 }
 
 float NodeContext::getFloat(StringRef name, float defaultValue) const {
-  const onnx::AttributeProto *attr = attribute(name);
+  const onnx::AttributeProto *attr =
+      typedAttribute(name, onnx::AttributeProto::FLOAT);
   return attr ? attr->f() : defaultValue;
 }
 
 std::string NodeContext::getString(StringRef name,
                                    StringRef defaultValue) const {
-  const onnx::AttributeProto *attr = attribute(name);
+  const onnx::AttributeProto *attr =
+      typedAttribute(name, onnx::AttributeProto::STRING);
   return attr ? attr->s() : defaultValue.str();
 }
 
 std::optional<SmallVector<int64_t>>
 NodeContext::getInts(StringRef name) const {
-  const onnx::AttributeProto *attr = attribute(name);
+  const onnx::AttributeProto *attr =
+      typedAttribute(name, onnx::AttributeProto::INTS);
   if (!attr)
     return std::nullopt;
   return SmallVector<int64_t>(attr->ints().begin(), attr->ints().end());
 }
 
-DenseElementsAttr NodeContext::constantInput(unsigned i) const {
-  Value value = input(i);
-  if (!value)
+/// Evaluates `value` when it only depends on constants, through the ops'
+/// folders: the shape arithmetic of exported models (Shape -> Gather ->
+/// Concat -> ...) feeds the shape inputs of later nodes.
+static DenseElementsAttr
+evaluateConstant(Value value,
+                 const std::function<DenseElementsAttr(Value)> &resolve,
+                 unsigned depth = 0) {
+  if (!value || depth > 64)
     return {};
-  if (auto constant = value.getDefiningOp<ConstantOp>())
+  Operation *op = value.getDefiningOp();
+  if (!op)
+    return {};
+  if (auto constant = dyn_cast<ConstantOp>(op))
     return dyn_cast<DenseElementsAttr>(constant.getValue());
-  return resolveConstant ? resolveConstant(value) : DenseElementsAttr();
+  if (isa<ParamRefOp>(op))
+    return resolve ? resolve(value) : DenseElementsAttr();
+  SmallVector<Attribute> operands;
+  for (Value operand : op->getOperands()) {
+    DenseElementsAttr attr = evaluateConstant(operand, resolve, depth + 1);
+    if (!attr)
+      return {};
+    operands.push_back(attr);
+  }
+  SmallVector<OpFoldResult> results;
+  if (failed(op->fold(operands, results)) || results.empty())
+    return {};
+  OpFoldResult result = results[cast<OpResult>(value).getResultNumber()];
+  if (auto attr = dyn_cast<Attribute>(result))
+    return dyn_cast<DenseElementsAttr>(attr);
+  Value folded = cast<Value>(result);
+  return folded == value ? DenseElementsAttr()
+                         : evaluateConstant(folded, resolve, depth + 1);
+}
+
+DenseElementsAttr NodeContext::constantInput(unsigned i) const {
+  return evaluateConstant(input(i), resolveConstant);
 }
 
 FailureOr<SmallVector<int64_t>> NodeContext::constantInts(unsigned i,
@@ -164,7 +211,8 @@ resolvePads(NodeContext &ctx, ArrayRef<int64_t> spatial,
   if (autoPad == "VALID")
     return pads;
   if (autoPad != "SAME_UPPER" && autoPad != "SAME_LOWER")
-    return ctx.emitError() << "unsupported auto_pad value '" << autoPad << "'";
+    return ctx.emitError() << "unsupported attribute value: auto_pad '"
+                           << autoPad << "'";
   for (size_t i = 0; i < n; ++i) {
     int64_t out = llvm::divideCeil(spatial[i], strides[i]);
     int64_t total = std::max<int64_t>(
@@ -431,8 +479,10 @@ static LogicalResult importConvTranspose(NodeContext &ctx) {
       if (total < 0)
         return ctx.emitError() << "output_shape is larger than the "
                                   "convolution can produce";
-      bool lower = autoPad == "SAME_LOWER";
-      pads[i] = lower ? total - total / 2 : total / 2;
+      // ONNX (opset 11 on): SAME_UPPER puts the odd unit at the end, every
+      // other case (SAME_LOWER, or an explicit output_shape) at the start.
+      bool upper = autoPad == "SAME_UPPER";
+      pads[i] = upper ? total / 2 : total - total / 2;
       pads[n + i] = total - pads[i];
     }
   } else if (autoPad == "NOTSET") {
@@ -443,7 +493,8 @@ static LogicalResult importConvTranspose(NodeContext &ctx) {
       pads = *given;
     }
   } else if (autoPad != "VALID") {
-    return ctx.emitError() << "unsupported auto_pad value '" << autoPad << "'";
+    return ctx.emitError() << "unsupported attribute value: auto_pad '"
+                           << autoPad << "'";
   }
   Builder &b = ctx.builder;
   SmallVector<Value> operands = {ctx.input(0), ctx.input(1)};
@@ -1180,76 +1231,78 @@ static LogicalResult importRange(NodeContext &ctx) {
 // The table
 //===----------------------------------------------------------------------===//
 
-NodeHandler mlir::pipe::lookupNodeHandler(StringRef opType) {
-  static const llvm::StringMap<NodeHandler> handlers = {
-      {"Add", importBinary<AddOp>},
-      {"Sub", importBinary<SubOp>},
-      {"Mul", importBinary<MulOp>},
-      {"Div", importBinary<DivOp>},
-      {"Pow", importPow},
-      {"Equal", importBinary<EqualOp>},
-      {"Less", importBinary<LessOp>},
-      {"Greater", importBinary<GreaterOp>},
-      {"PRelu", importBinary<PReluOp>},
-      {"Sum", importVariadic<AddOp>},
-      {"Max", importVariadic<MaxOp>},
-      {"Min", importVariadic<MinOp>},
-      {"Sqrt", importUnary<SqrtOp>},
-      {"Neg", importUnary<NegOp>},
-      {"Exp", importUnary<ExpOp>},
-      {"Log", importUnary<LogOp>},
-      {"Abs", importUnary<AbsOp>},
-      {"Reciprocal", importUnary<ReciprocalOp>},
-      {"Relu", importUnary<ReluOp>},
-      {"Sigmoid", importUnary<SigmoidOp>},
-      {"Softplus", importUnary<SoftplusOp>},
-      {"Tanh", importUnary<TanhOp>},
-      {"Erf", importUnary<ErfOp>},
-      {"Not", importUnary<NotOp>},
-      {"LeakyRelu", [](NodeContext &c) { return importAlpha<LeakyReluOp>(c, 0.01f); }},
-      {"Elu", [](NodeContext &c) { return importAlpha<EluOp>(c, 1.0f); }},
-      {"Selu", importSelu},
-      {"Clip", importClip},
-      {"Cast", importCast},
-      {"Identity", importIdentity},
-      {"Dropout", importDropout},
-      {"Where", importWhere},
-      {"MatMul", importBinary<MatMulOp>},
-      {"Gemm", importGemm},
-      {"Conv", importConv},
-      {"ConvTranspose", importConvTranspose},
-      {"MaxPool", importPool<MaxPoolOp>},
-      {"AveragePool", importPool<AveragePoolOp>},
-      {"GlobalAveragePool", importUnary<GlobalAveragePoolOp>},
-      {"BatchNormalization", importBatchNorm},
-      {"LayerNormalization", importLayerNorm},
-      {"InstanceNormalization", importInstanceNorm},
-      {"Softmax", importSoftmax<SoftmaxOp>},
-      {"LogSoftmax", importSoftmax<LogSoftmaxOp>},
-      {"ReduceMean", [](NodeContext &c) { return importReduce<ReduceMeanOp>(c, 18); }},
-      {"ReduceSum", [](NodeContext &c) { return importReduce<ReduceSumOp>(c, 13); }},
-      {"ReduceMax", [](NodeContext &c) { return importReduce<ReduceMaxOp>(c, 18); }},
-      {"Reshape", importReshape},
-      {"Flatten", importFlatten},
-      {"Transpose", importTranspose},
-      {"Squeeze", importSqueeze},
-      {"Unsqueeze", importUnsqueeze},
-      {"Concat", importConcat},
-      {"Split", importSplit},
-      {"Slice", importSlice},
-      {"Gather", importGather},
-      {"Expand", importExpand},
-      {"Tile", importTile},
-      {"Pad", importPad},
-      {"Shape", importShape},
-      {"Size", importSize},
-      {"Constant", importConstant},
-      {"ConstantOfShape", importConstantOfShape},
-      {"Range", importRange},
-      {"Trilu", importTrilu},
-      {"SoftmaxCrossEntropyLoss", importLoss<SoftmaxCrossEntropyLossOp>},
-      {"NegativeLogLikelihoodLoss", importLoss<NegativeLogLikelihoodLossOp>},
+const NodeImporter *mlir::pipe::lookupNodeImporter(StringRef opType) {
+  constexpr unsigned kVariadic = ~0u;
+  // Op type -> {handler, min inputs, max inputs, max outputs}.
+  static const llvm::StringMap<NodeImporter> importers = {
+      {"Add", {importBinary<AddOp>, 2, 2, 1}},
+      {"Sub", {importBinary<SubOp>, 2, 2, 1}},
+      {"Mul", {importBinary<MulOp>, 2, 2, 1}},
+      {"Div", {importBinary<DivOp>, 2, 2, 1}},
+      {"Pow", {importPow, 2, 2, 1}},
+      {"Equal", {importBinary<EqualOp>, 2, 2, 1}},
+      {"Less", {importBinary<LessOp>, 2, 2, 1}},
+      {"Greater", {importBinary<GreaterOp>, 2, 2, 1}},
+      {"PRelu", {importBinary<PReluOp>, 2, 2, 1}},
+      {"Sum", {importVariadic<AddOp>, 1, kVariadic, 1}},
+      {"Max", {importVariadic<MaxOp>, 1, kVariadic, 1}},
+      {"Min", {importVariadic<MinOp>, 1, kVariadic, 1}},
+      {"Sqrt", {importUnary<SqrtOp>, 1, 1, 1}},
+      {"Neg", {importUnary<NegOp>, 1, 1, 1}},
+      {"Exp", {importUnary<ExpOp>, 1, 1, 1}},
+      {"Log", {importUnary<LogOp>, 1, 1, 1}},
+      {"Abs", {importUnary<AbsOp>, 1, 1, 1}},
+      {"Reciprocal", {importUnary<ReciprocalOp>, 1, 1, 1}},
+      {"Relu", {importUnary<ReluOp>, 1, 1, 1}},
+      {"Sigmoid", {importUnary<SigmoidOp>, 1, 1, 1}},
+      {"Softplus", {importUnary<SoftplusOp>, 1, 1, 1}},
+      {"Tanh", {importUnary<TanhOp>, 1, 1, 1}},
+      {"Erf", {importUnary<ErfOp>, 1, 1, 1}},
+      {"Not", {importUnary<NotOp>, 1, 1, 1}},
+      {"LeakyRelu", {[](NodeContext &c) { return importAlpha<LeakyReluOp>(c, 0.01f); }, 1, 1, 1}},
+      {"Elu", {[](NodeContext &c) { return importAlpha<EluOp>(c, 1.0f); }, 1, 1, 1}},
+      {"Selu", {importSelu, 1, 1, 1}},
+      {"Clip", {importClip, 1, 3, 1}},
+      {"Cast", {importCast, 1, 1, 1}},
+      {"Identity", {importIdentity, 1, 1, 1}},
+      {"Dropout", {importDropout, 1, 3, 2}},
+      {"Where", {importWhere, 3, 3, 1}},
+      {"MatMul", {importBinary<MatMulOp>, 2, 2, 1}},
+      {"Gemm", {importGemm, 2, 3, 1}},
+      {"Conv", {importConv, 2, 3, 1}},
+      {"ConvTranspose", {importConvTranspose, 2, 3, 1}},
+      {"MaxPool", {importPool<MaxPoolOp>, 1, 1, 2}},
+      {"AveragePool", {importPool<AveragePoolOp>, 1, 1, 1}},
+      {"GlobalAveragePool", {importUnary<GlobalAveragePoolOp>, 1, 1, 1}},
+      {"BatchNormalization", {importBatchNorm, 5, 5, 5}},
+      {"LayerNormalization", {importLayerNorm, 2, 3, 3}},
+      {"InstanceNormalization", {importInstanceNorm, 3, 3, 1}},
+      {"Softmax", {importSoftmax<SoftmaxOp>, 1, 1, 1}},
+      {"LogSoftmax", {importSoftmax<LogSoftmaxOp>, 1, 1, 1}},
+      {"ReduceMean", {[](NodeContext &c) { return importReduce<ReduceMeanOp>(c, 18); }, 1, 2, 1}},
+      {"ReduceSum", {[](NodeContext &c) { return importReduce<ReduceSumOp>(c, 13); }, 1, 2, 1}},
+      {"ReduceMax", {[](NodeContext &c) { return importReduce<ReduceMaxOp>(c, 18); }, 1, 2, 1}},
+      {"Reshape", {importReshape, 1, 2, 1}},
+      {"Flatten", {importFlatten, 1, 1, 1}},
+      {"Transpose", {importTranspose, 1, 1, 1}},
+      {"Squeeze", {importSqueeze, 1, 2, 1}},
+      {"Unsqueeze", {importUnsqueeze, 1, 2, 1}},
+      {"Concat", {importConcat, 1, kVariadic, 1}},
+      {"Split", {importSplit, 1, 2, kVariadic}},
+      {"Slice", {importSlice, 1, 5, 1}},
+      {"Gather", {importGather, 2, 2, 1}},
+      {"Expand", {importExpand, 2, 2, 1}},
+      {"Tile", {importTile, 2, 2, 1}},
+      {"Pad", {importPad, 1, 4, 1}},
+      {"Shape", {importShape, 1, 1, 1}},
+      {"Size", {importSize, 1, 1, 1}},
+      {"Constant", {importConstant, 0, 0, 1}},
+      {"ConstantOfShape", {importConstantOfShape, 1, 1, 1}},
+      {"Range", {importRange, 3, 3, 1}},
+      {"Trilu", {importTrilu, 1, 2, 1}},
+      {"SoftmaxCrossEntropyLoss", {importLoss<SoftmaxCrossEntropyLossOp>, 2, 3, 2}},
+      {"NegativeLogLikelihoodLoss", {importLoss<NegativeLogLikelihoodLossOp>, 2, 3, 1}},
   };
-  auto it = handlers.find(opType);
-  return it == handlers.end() ? nullptr : it->second;
+  auto it = importers.find(opType);
+  return it == importers.end() ? nullptr : &it->second;
 }
