@@ -8,6 +8,7 @@
 #include "mlir/IR/Builders.h"
 #include "onnx/onnx_pb.h"
 
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 
 #include <functional>
@@ -38,6 +39,12 @@ public:
     return i < inputs.size() ? inputs[i] : Value();
   }
   unsigned numInputs() const { return inputs.size(); }
+  /// The inputs that are present, in order (omitted optional inputs left
+  /// out); for ops whose optional inputs are trailing.
+  SmallVector<Value> presentInputs() const {
+    return llvm::to_vector(
+        llvm::make_filter_range(inputs, [](Value v) { return bool(v); }));
+  }
   RankedTensorType inputType(unsigned i) const {
     return cast<RankedTensorType>(input(i).getType());
   }
@@ -128,6 +135,52 @@ struct NodeImporter {
 
 /// The importer of an ONNX op type of the default domain, or null.
 const NodeImporter *lookupNodeImporter(StringRef opType);
+
+
+//===----------------------------------------------------------------------===//
+// Helpers shared by the importers of each op family
+//===----------------------------------------------------------------------===//
+
+/// Normalizes a possibly negative axis of a rank-`rank` tensor.
+FailureOr<int64_t> normalizeAxis(NodeContext &ctx, int64_t axis, int64_t rank);
+
+/// Appends `value` to the node's results, or fails.
+LogicalResult setResult(NodeContext &ctx, FailureOr<Value> value);
+
+/// Creates `OpTy` with inferred result types and returns its one result.
+template <typename OpTy>
+FailureOr<Value> createValue(NodeContext &ctx, ValueRange operands,
+                             ArrayRef<NamedAttribute> attrs = {}) {
+  FailureOr<OpTy> op = ctx.create<OpTy>(operands, attrs);
+  if (failed(op))
+    return failure();
+  return op->getResult();
+}
+
+/// Resolves ONNX `auto_pad` and `pads` into explicit begin/end pads.
+FailureOr<SmallVector<int64_t>> resolvePads(NodeContext &ctx,
+                                            ArrayRef<int64_t> spatial,
+                                            ArrayRef<int64_t> kernel,
+                                            ArrayRef<int64_t> strides,
+                                            ArrayRef<int64_t> dilations);
+
+/// An integer list attribute with a default of `n` copies of `fill`.
+FailureOr<SmallVector<int64_t>> intsOr(NodeContext &ctx, StringRef name,
+                                       size_t n, int64_t fill);
+
+/// Reads axes from the attribute (before opset `inputSince`) or from input
+/// `inputIndex`.
+FailureOr<std::optional<SmallVector<int64_t>>>
+axesFromAttrOrInput(NodeContext &ctx, int64_t inputSince, unsigned inputIndex);
+
+/// The op types of each family, with their importers.
+using NodeImporterTable = llvm::StringMap<NodeImporter>;
+void addElementwiseImporters(NodeImporterTable &table);
+void addNNImporters(NodeImporterTable &table);
+void addShapeImporters(NodeImporterTable &table);
+
+/// Marks a table entry's input or output count as unbounded.
+constexpr unsigned kVariadic = ~0u;
 
 } // namespace pipe
 } // namespace mlir

@@ -5,6 +5,14 @@
 using namespace mlir;
 using namespace mlir::pipe;
 
+LogicalResult mlir::pipe::checkAxis(std::optional<Location> loc,
+                                    int64_t axis, int64_t rank) {
+  if (axis < 0 || axis >= rank)
+    return emitOptionalError(loc, "axis ", axis, " is out of range for a rank-",
+                             rank, " tensor");
+  return success();
+}
+
 LogicalResult mlir::pipe::verifyAxis(Operation *op, int64_t axis,
                                      int64_t rank) {
   if (axis < 0 || axis >= rank)
@@ -434,10 +442,8 @@ static LogicalResult inferReduceResult(std::optional<Location> loc, Type type,
                                        SmallVectorImpl<Type> &types) {
   RankedTensorType input = tensorOf(type);
   for (auto [i, axis] : llvm::enumerate(axes)) {
-    if (axis < 0 || axis >= input.getRank())
-      return emitOptionalError(loc, "axis ", axis,
-                               " is out of range for a rank-",
-                               input.getRank(), " tensor");
+    if (failed(checkAxis(loc, axis, input.getRank())))
+      return failure();
     if (i > 0 && axes[i - 1] >= axis)
       return emitOptionalError(loc, "axes must be strictly increasing");
   }

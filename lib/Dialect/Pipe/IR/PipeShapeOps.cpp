@@ -109,10 +109,8 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *context,
     return emitOptionalError(loc, "expected at least one input");
   RankedTensorType first = tensorOf(adaptor.getInputs().front().getType());
   int64_t axis = adaptor.getAxis();
-  if (axis < 0 || axis >= first.getRank())
-    return emitOptionalError(loc, "axis ", axis,
-                             " is out of range for a rank-", first.getRank(),
-                             " tensor");
+  if (failed(checkAxis(loc, axis, first.getRank())))
+    return failure();
   SmallVector<int64_t> shape(first.getShape());
   for (Value input : adaptor.getInputs().drop_front()) {
     RankedTensorType type = tensorOf(input.getType());
@@ -220,10 +218,8 @@ LogicalResult GatherOp::inferReturnTypes(MLIRContext *context,
   RankedTensorType data = tensorOf(adaptor.getData().getType());
   RankedTensorType indices = tensorOf(adaptor.getIndices().getType());
   int64_t axis = adaptor.getAxis();
-  if (axis < 0 || axis >= data.getRank())
-    return emitOptionalError(loc, "axis ", axis,
-                             " is out of range for a rank-", data.getRank(),
-                             " tensor");
+  if (failed(checkAxis(loc, axis, data.getRank())))
+    return failure();
   SmallVector<int64_t> shape(data.getShape().take_front(axis));
   llvm::append_range(shape, indices.getShape());
   llvm::append_range(shape, data.getShape().drop_front(axis + 1));

@@ -46,7 +46,10 @@ LogicalResult inferBroadcastResult(std::optional<Location> loc,
 /// Checks that all `values` have the same element type.
 LogicalResult verifySameElementType(Operation *op, ValueRange values);
 
-/// Checks that `axis` is a valid non-negative axis of a rank-`rank` tensor.
+/// Checks that `axis` is a valid non-negative axis of a rank-`rank` tensor,
+/// reporting at `loc` (type inference) or on `op` (verifiers).
+LogicalResult checkAxis(std::optional<Location> loc, int64_t axis,
+                        int64_t rank);
 LogicalResult verifyAxis(Operation *op, int64_t axis, int64_t rank);
 
 /// Infers the result of a loss op from its scores and reduction.
