@@ -77,14 +77,18 @@ class Block(nn.Module):
 
 class GPT(nn.Module):
     def __init__(self, vocab: int = 64, d: int = 32, heads: int = 4,
-                 layers: int = 2, seq: int = 16, dropout: float = 0.1) -> None:
+                 layers: int = 2, seq: int = 16, dropout: float = 0.1,
+                 tie_weights: bool = False) -> None:
         super().__init__()
         self.tok = nn.Embedding(vocab, d)
         self.pos = nn.Embedding(seq, d)
         self.blocks = nn.Sequential(
             *[Block(d, heads, seq, dropout) for _ in range(layers)])
         self.ln = nn.LayerNorm(d)
-        self.head = nn.Linear(d, vocab)
+        self.head = nn.Linear(d, vocab, bias=not tie_weights)
+        if tie_weights:
+            # GPT-2 shares the output projection with the token embedding.
+            self.head.weight = self.tok.weight
         self.register_buffer("positions", torch.arange(seq))
 
     def forward(self, tokens: torch.Tensor,
@@ -124,10 +128,11 @@ def export_model(name: str, out: str, opset: int) -> str:
                (torch.randn(1, 3, 224, 224),), ["image"], ["logits"], path,
                opset, False)
     elif name == "gpt2-small":
-        # GPT-2 small: 12 layers, d=768, 12 heads, vocab 50257, context 1024
-        # (here 128 to keep the export quick); about 124M parameters.
+        # GPT-2 small: 12 layers, d=768, 12 heads, vocab 50257, tied output
+        # projection, context 1024 (here 128 to keep the export quick):
+        # about 124M parameters.
         model = GPT(vocab=50257, d=768, heads=12, layers=12, seq=128,
-                    dropout=0.1)
+                    dropout=0.1, tie_weights=True)
         tokens = torch.randint(0, 50257, (1, 128))
         export(model, (tokens, tokens.clone()), ["tokens", "targets"],
                ["loss"], path, opset, True)

@@ -11,4 +11,4 @@ if [ ! -f "$BUILD_DIR/build.ninja" ]; then
     -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
     -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit
 fi
-ninja -C "$BUILD_DIR" pipe-opt
+ninja -C "$BUILD_DIR" pipe-opt pipe-onnx-txt2pb
