@@ -10,6 +10,7 @@
 #include "pipe/Import/ONNX/ImportONNX.h"
 #include "pipe/Transforms/Passes.h"
 
+#include "mlir/Bytecode/BytecodeWriter.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -80,10 +81,16 @@ importONNXToBuffer(StringRef path, DialectRegistry &registry) {
       pipe::importONNXModel(path, &context, options);
   if (!module)
     return nullptr;
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  module->print(os);
-  return llvm::MemoryBuffer::getMemBufferCopy(text, path);
+  // Hand the module over as bytecode: it keeps every op's location (the
+  // ONNX node name) for the diagnostics of later passes, and its resource
+  // blobs, and it parses faster than text.
+  std::string bytes;
+  llvm::raw_string_ostream os(bytes);
+  if (failed(writeBytecodeToFile(*module, os))) {
+    llvm::errs() << path << ": error: cannot serialize the imported IR\n";
+    return nullptr;
+  }
+  return llvm::MemoryBuffer::getMemBufferCopy(bytes, path);
 }
 
 int main(int argc, char **argv) {
