@@ -12,6 +12,8 @@ PACKAGES=(
   libonnx-dev libprotobuf-dev protobuf-compiler
   # ONNX backend test data (conformance suite)
   libonnx-testdata
+  # CPU kernels of the runtime
+  libopenblas-dev
   # C++ unit tests
   libgtest-dev
   # Python for test-model generation and references (use /usr/bin/python3)

@@ -32,6 +32,18 @@ const char *pipe_rt::dtypeName(DType type) {
     return "int32";
   case DType::Bool:
     return "bool";
+  case DType::I16:
+    return "int16";
+  case DType::I8:
+    return "int8";
+  case DType::U64:
+    return "uint64";
+  case DType::U32:
+    return "uint32";
+  case DType::U16:
+    return "uint16";
+  case DType::U8:
+    return "uint8";
   }
   return "?";
 }
@@ -40,11 +52,18 @@ size_t pipe_rt::dtypeSize(DType type) {
   switch (type) {
   case DType::F32:
   case DType::I32:
+  case DType::U32:
     return 4;
   case DType::F64:
   case DType::I64:
+  case DType::U64:
     return 8;
+  case DType::I16:
+  case DType::U16:
+    return 2;
   case DType::Bool:
+  case DType::I8:
+  case DType::U8:
     return 1;
   }
   return 0;
@@ -142,21 +161,20 @@ std::string parseDescr(const std::string &descr, DType &type, bool &swap) {
   bool little = order == '<' || order == '|' || order == '=';
   if (!little && order != '>')
     return "unsupported dtype '" + descr + "'";
-  swap = order == '>' && kind != "b1";
-  if (kind == "f4")
-    type = DType::F32;
-  else if (kind == "f8")
-    type = DType::F64;
-  else if (kind == "i8")
-    type = DType::I64;
-  else if (kind == "i4")
-    type = DType::I32;
-  else if (kind == "b1")
-    type = DType::Bool;
-  else
-    return "unsupported dtype '" + descr +
-           "' (supported: float32, float64, int64, int32, bool)";
-  return "";
+  static const std::pair<const char *, DType> kinds[] = {
+      {"f4", DType::F32}, {"f8", DType::F64}, {"i8", DType::I64},
+      {"i4", DType::I32}, {"i2", DType::I16}, {"i1", DType::I8},
+      {"u8", DType::U64}, {"u4", DType::U32}, {"u2", DType::U16},
+      {"u1", DType::U8},  {"b1", DType::Bool}};
+  for (const auto &[name, dtype] : kinds) {
+    if (kind != name)
+      continue;
+    type = dtype;
+    swap = order == '>' && dtypeSize(dtype) > 1;
+    return "";
+  }
+  return "unsupported dtype '" + descr +
+         "' (supported: float32, float64, bool, int8-64, uint8-64)";
 }
 
 std::string descrOf(DType type) {
@@ -169,6 +187,18 @@ std::string descrOf(DType type) {
     return "<i8";
   case DType::I32:
     return "<i4";
+  case DType::I16:
+    return "<i2";
+  case DType::I8:
+    return "|i1";
+  case DType::U64:
+    return "<u8";
+  case DType::U32:
+    return "<u4";
+  case DType::U16:
+    return "<u2";
+  case DType::U8:
+    return "|u1";
   case DType::Bool:
     return "|b1";
   }

@@ -4,9 +4,10 @@
 // against. Plain C++17 with no dependency on LLVM or MLIR.
 //
 // `OUT/run --inputs DIR` reads `DIR/<graph input>.npy` and `--outputs DIR`
-// writes `DIR/<graph output>.npy`. Supported element types are those of the
-// ONNX tests: float32, float64, int64, int32 and bool, in either byte order
-// and in C or Fortran order; arrays are held little-endian in C order.
+// writes `DIR/<graph output>.npy`. Supported element types: float32,
+// float64, bool and the signed and unsigned integers of 8 to 64 bits, in
+// either byte order and in C or Fortran order; arrays are held
+// little-endian in C order.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,7 +22,7 @@
 namespace pipe_rt {
 
 /// Element types of arrays that cross the runtime's file boundary.
-enum class DType { F32, F64, I64, I32, Bool };
+enum class DType { F32, F64, I64, I32, Bool, I16, I8, U64, U32, U16, U8 };
 
 /// NumPy's name of `type` ("float32", ...).
 const char *dtypeName(DType type);

@@ -1,0 +1,201 @@
+//===- Pool.cpp - N-D max, average and global average pooling -------------===//
+//
+// Direct loops, parallel over the (sample, channel) planes. For every output
+// position the window is clipped to the positions inside the input, so pads
+// and the extra windows of ceil mode need no padded copy of the input.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Kernels.h"
+#include "ShapeUtil.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+namespace pipe_rt {
+namespace cpu {
+namespace {
+
+/// One pooling problem over planes of `spatial` dims.
+struct Window {
+  int spatial;
+  const int64_t *in, *out, *kernel, *strides, *padsBegin, *dilations;
+  std::vector<int64_t> inStride;
+
+  Window(int spatial, const int64_t *in, const int64_t *out,
+         const int64_t *kernel, const int64_t *strides, const int64_t *pads,
+         const int64_t *dilations)
+      : spatial(spatial), in(in), out(out), kernel(kernel), strides(strides),
+        padsBegin(pads), dilations(dilations), inStride(spatial, 1) {
+    for (int d = spatial - 2; d >= 0; --d)
+      inStride[d] = inStride[d + 1] * in[d + 1];
+  }
+
+  int64_t dilation(int d) const { return dilations ? dilations[d] : 1; }
+
+  /// For the output position `oidx`: the window start per dim, and the
+  /// kernel indices [lo, hi) per dim that land inside the input. Returns
+  /// false when the window holds no input position.
+  bool clip(const int64_t *oidx, int64_t *start, int64_t *lo,
+            int64_t *hi) const {
+    bool any = true;
+    for (int d = 0; d < spatial; ++d) {
+      start[d] = oidx[d] * strides[d] - padsBegin[d];
+      int64_t dil = dilation(d);
+      lo[d] = start[d] >= 0 ? 0 : std::min(kernel[d], ceilDiv(-start[d], dil));
+      hi[d] = start[d] < in[d]
+                  ? std::min(kernel[d], ceilDiv(in[d] - start[d], dil))
+                  : 0;
+      any = any && hi[d] > lo[d];
+    }
+    return any;
+  }
+
+  /// Calls f(offset) for every input position of a clipped window.
+  template <typename F>
+  void forEach(const int64_t *start, const int64_t *lo, const int64_t *hi,
+               int64_t *k, F f) const {
+    int last = spatial - 1;
+    for (int d = 0; d < last; ++d)
+      k[d] = lo[d];
+    int64_t dilLast = dilation(last);
+    while (true) {
+      int64_t base = start[last];
+      for (int d = 0; d < last; ++d)
+        base += (start[d] + k[d] * dilation(d)) * inStride[d];
+      for (int64_t kk = lo[last]; kk < hi[last]; ++kk)
+        f(base + kk * dilLast);
+      int d = last - 1;
+      for (; d >= 0; --d) {
+        if (++k[d] < hi[d])
+          break;
+        k[d] = lo[d];
+      }
+      if (d < 0)
+        return;
+    }
+  }
+};
+
+/// Calls f(plane, outIndex, oidx, scratch) for every output position,
+/// parallel over planes; `scratch` holds 4 * spatial values per thread.
+template <typename F>
+void forEachOutput(int64_t planes, int spatial, const int64_t *out, F f) {
+  int64_t outSize = product(out, spatial);
+#pragma omp parallel if (planes * outSize > 4096)
+  {
+    std::vector<int64_t> oidx(spatial), scratch(4 * spatial);
+#pragma omp for
+    for (int64_t p = 0; p < planes; ++p) {
+      std::fill(oidx.begin(), oidx.end(), 0);
+      for (int64_t o = 0; o < outSize; ++o) {
+        f(p, o, oidx.data(), scratch.data());
+        for (int d = spatial - 1; d >= 0; --d) {
+          if (++oidx[d] < out[d])
+            break;
+          oidx[d] = 0;
+        }
+      }
+    }
+  }
+}
+
+} // namespace
+
+template <typename T>
+void maxPool(const T *x, const int64_t *xShape, T *y, const int64_t *yShape,
+             int spatial, const int64_t *kernel, const int64_t *strides,
+             const int64_t *pads, const int64_t *dilations) {
+  Window win(spatial, xShape + 2, yShape + 2, kernel, strides, pads, dilations);
+  int64_t inSize = product(xShape + 2, spatial);
+  int64_t outSize = product(yShape + 2, spatial);
+  forEachOutput(
+      xShape[0] * xShape[1], spatial, yShape + 2,
+      [&](int64_t p, int64_t o, const int64_t *oidx, int64_t *scratch) {
+        int64_t *s = scratch, *l = s + spatial, *h = l + spatial,
+                *kk = h + spatial;
+        T best = -std::numeric_limits<T>::infinity();
+        if (win.clip(oidx, s, l, h)) {
+          const T *plane = x + p * inSize;
+          win.forEach(s, l, h, kk, [&](int64_t offset) {
+            T v = plane[offset];
+            // NaN wins, as in numpy and torch.
+            if (v > best || std::isnan(v))
+              best = v;
+          });
+        }
+        y[p * outSize + o] = best;
+      });
+}
+
+template <typename T>
+void averagePool(const T *x, const int64_t *xShape, T *y, const int64_t *yShape,
+                 int spatial, const int64_t *kernel, const int64_t *strides,
+                 const int64_t *pads, bool countIncludePad) {
+  Window win(spatial, xShape + 2, yShape + 2, kernel, strides, pads, nullptr);
+  int64_t inSize = product(xShape + 2, spatial);
+  int64_t outSize = product(yShape + 2, spatial);
+  const int64_t *in = xShape + 2;
+  forEachOutput(
+      xShape[0] * xShape[1], spatial, yShape + 2,
+      [&](int64_t p, int64_t o, const int64_t *oidx, int64_t *scratch) {
+        int64_t *s = scratch, *l = s + spatial, *h = l + spatial,
+                *kk = h + spatial;
+        double sum = 0;
+        bool any = win.clip(oidx, s, l, h);
+        if (any) {
+          const T *plane = x + p * inSize;
+          win.forEach(s, l, h, kk,
+                      [&](int64_t offset) { sum += double(plane[offset]); });
+        }
+        // The divisor: window positions inside the input, or inside the
+        // padded input [-pad_begin, in + pad_end).
+        int64_t count = 1;
+        for (int d = 0; d < spatial; ++d) {
+          int64_t extent =
+              countIncludePad
+                  ? std::min(s[d] + kernel[d], in[d] + pads[spatial + d]) -
+                        std::max(s[d], -pads[d])
+                  : (any ? h[d] - l[d] : 0);
+          count *= std::max<int64_t>(extent, 0);
+        }
+        y[p * outSize + o] = T(sum / double(count));
+      });
+}
+
+template <typename T>
+void globalAveragePool(const T *x, const int64_t *xShape, int rank, T *y) {
+  int64_t planes = xShape[0] * xShape[1];
+  int64_t size = product(xShape + 2, rank - 2);
+#pragma omp parallel for if (planes * size > 32768)
+  for (int64_t p = 0; p < planes; ++p) {
+    const T *plane = x + p * size;
+    double sum = 0;
+    for (int64_t i = 0; i < size; ++i)
+      sum += double(plane[i]);
+    y[p] = T(sum / double(size));
+  }
+}
+
+template void maxPool<float>(const float *, const int64_t *, float *,
+                             const int64_t *, int, const int64_t *,
+                             const int64_t *, const int64_t *, const int64_t *);
+template void maxPool<double>(const double *, const int64_t *, double *,
+                              const int64_t *, int, const int64_t *,
+                              const int64_t *, const int64_t *,
+                              const int64_t *);
+template void averagePool<float>(const float *, const int64_t *, float *,
+                                 const int64_t *, int, const int64_t *,
+                                 const int64_t *, const int64_t *, bool);
+template void averagePool<double>(const double *, const int64_t *, double *,
+                                  const int64_t *, int, const int64_t *,
+                                  const int64_t *, const int64_t *, bool);
+template void globalAveragePool<float>(const float *, const int64_t *, int,
+                                       float *);
+template void globalAveragePool<double>(const double *, const int64_t *, int,
+                                        double *);
+
+} // namespace cpu
+} // namespace pipe_rt
