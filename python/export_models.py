@@ -12,6 +12,7 @@ Models (all small and with fixed seeds, so exports are reproducible):
   gpt       token and position embeddings, causal nn.MultiheadAttention,
             LayerNorm, GELU MLP, cross-entropy loss; exported in training
             mode, so its single output is the loss.
+  gpt-eval  the same GPT exported in inference mode (no dropout).
   resnet18  torchvision's ResNet-18 (random weights), inference.
   gpt2-small  a GPT-2-small-sized model (124M parameters) for the import
             benchmark; not exported unless asked for.
@@ -122,6 +123,13 @@ def export_model(name: str, out: str, opset: int) -> str:
         targets = torch.randint(0, 64, (2, 16))
         export(GPT(), (tokens, targets), ["tokens", "targets"], ["loss"],
                path, opset, True)
+    elif name == "gpt-eval":
+        # The same GPT in inference mode: dropout off, so any runtime
+        # computes the same loss.
+        tokens = torch.randint(0, 64, (2, 16))
+        targets = torch.randint(0, 64, (2, 16))
+        export(GPT(), (tokens, targets), ["tokens", "targets"], ["loss"],
+               path, opset, False)
     elif name == "resnet18":
         import torchvision
         export(torchvision.models.resnet18(weights=None),

@@ -8,6 +8,7 @@
 
 #include "pipe/Dialect/Pipe/IR/PipeDialect.h"
 #include "pipe/Import/ONNX/ImportONNX.h"
+#include "pipe/Target/CPU/CPUTarget.h"
 #include "pipe/Transforms/Passes.h"
 
 #include "mlir/Bytecode/BytecodeWriter.h"
@@ -17,11 +18,14 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -34,6 +38,19 @@ static llvm::cl::list<std::string> inputShapes(
     llvm::cl::desc("Static shape of a graph input with symbolic dimensions: "
                    "NAME=d0,d1,... (repeatable)"),
     llvm::cl::cat(onnxCategory));
+
+static llvm::cl::OptionCategory compileCategory("Compilation options");
+
+static llvm::cl::opt<std::string> emitKind(
+    "emit",
+    llvm::cl::desc("How far to go: mlir (IR after the given passes, the "
+                   "default), sources (per-stage C++ in the -o folder), "
+                   "binaries (compiled stages and OUT/run)"),
+    llvm::cl::init("mlir"), llvm::cl::cat(compileCategory));
+
+static llvm::cl::opt<std::string> targetKind(
+    "target", llvm::cl::desc("Code generation target: cpu"),
+    llvm::cl::init("cpu"), llvm::cl::cat(compileCategory));
 
 static llvm::cl::opt<bool> skipONNXChecker(
     "onnx-skip-checker",
@@ -93,6 +110,43 @@ importONNXToBuffer(StringRef path, DialectRegistry &registry) {
   return llvm::MemoryBuffer::getMemBufferCopy(bytes, path);
 }
 
+/// `--emit=sources|binaries`: parses `input`, lowers it for inference and
+/// writes the program into the folder `outDir`.
+static int compileProgram(std::unique_ptr<llvm::MemoryBuffer> input,
+                          StringRef outDir, DialectRegistry &registry) {
+  if (targetKind != "cpu") {
+    llvm::errs() << "error: unknown --target '" << targetKind
+                 << "' (known: cpu)\n";
+    return 1;
+  }
+  if (outDir.empty() || outDir == "-") {
+    llvm::errs() << "error: --emit=" << emitKind
+                 << " needs an output folder: -o OUT\n";
+    return 1;
+  }
+  MLIRContext context(registry);
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
+  SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return 1;
+  PassManager pm(&context);
+  pm.addPass(createCanonicalizerPass());
+  // Without --train the program is an inference pipeline; training-mode
+  // batch normalization whose updated statistics the model returns stays.
+  pm.addPass(pipe::createInferenceMode());
+  pm.addPass(createCSEPass());
+  pm.addPass(createCanonicalizerPass());
+  if (failed(pm.run(*module)))
+    return 1;
+  pipe::CPUTargetOptions options;
+  options.compile = emitKind == "binaries";
+  if (failed(pipe::emitCPUProgram(*module, outDir, options)))
+    return 1;
+  return 0;
+}
+
 int main(int argc, char **argv) {
   registerCanonicalizerPass();
   registerCSEPass();
@@ -123,6 +177,14 @@ int main(int argc, char **argv) {
       llvm::errs() << "error: " << error << "\n";
       return 1;
     }
+  }
+
+  if (emitKind == "sources" || emitKind == "binaries")
+    return compileProgram(std::move(input), outputFilename, registry);
+  if (emitKind != "mlir") {
+    llvm::errs() << "error: unknown --emit '" << emitKind
+                 << "' (known: mlir, sources, binaries)\n";
+    return 1;
   }
 
   std::string error;

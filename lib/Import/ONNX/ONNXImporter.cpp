@@ -501,6 +501,31 @@ OwningOpRef<ModuleOp> mlir::pipe::importONNXModel(StringRef path,
   return GraphImporter(context, path, model, options).run();
 }
 
+std::string mlir::pipe::readONNXInitializers(StringRef path,
+                                             ArrayRef<std::string> names,
+                                             llvm::StringMap<std::string> &bytes) {
+  onnx::ModelProto model;
+  if (std::string error = loadONNXModel(path, /*check=*/false, model);
+      !error.empty())
+    return error;
+  std::string modelDir = llvm::sys::path::parent_path(path).str();
+  llvm::StringSet<> wanted;
+  for (const std::string &name : names)
+    wanted.insert(name);
+  for (const onnx::TensorProto &tensor : model.graph().initializer()) {
+    if (!wanted.count(tensor.name()))
+      continue;
+    if (std::string error =
+            readTensorBytes(tensor, modelDir, bytes[tensor.name()]);
+        !error.empty())
+      return error;
+  }
+  for (const std::string &name : names)
+    if (!bytes.count(name))
+      return "'" + path.str() + "' has no initializer '" + name + "'";
+  return "";
+}
+
 std::string mlir::pipe::parseInputShapeOption(StringRef spec,
                                               ImportONNXOptions &options) {
   auto [name, dims] = spec.split('=');

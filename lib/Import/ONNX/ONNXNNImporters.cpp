@@ -89,9 +89,13 @@ static LogicalResult importConvTranspose(NodeContext &ctx) {
                       (*outputPadding)[i] +
                       ((weight.getDimSize(2 + i) - 1) * (*dilations)[i] + 1) -
                       target[i];
-      if (total < 0)
-        return ctx.emitError() << "output_shape is larger than the "
-                                  "convolution can produce";
+      // A larger output_shape than the strides produce is reached with
+      // extra output padding at the end (as onnxruntime and the ONNX
+      // reference do).
+      if (total < 0) {
+        (*outputPadding)[i] -= total;
+        total = 0;
+      }
       // ONNX (opset 11 on): SAME_UPPER puts the odd unit at the end, every
       // other case (SAME_LOWER, or an explicit output_shape) at the start.
       bool upper = autoPad == "SAME_UPPER";

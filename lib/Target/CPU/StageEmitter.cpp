@@ -1,0 +1,649 @@
+//===- StageEmitter.cpp - C++ source for one CPU stage --------------------===//
+//
+// Turns `func.func @main` into a C++ program: elementwise runs become fused
+// loops, every other op a call into runtime/cpu/Kernels.h, reshapes are
+// free aliases, and every intermediate buffer has a fixed offset in one
+// arena from the static memory plan.
+//
+//===----------------------------------------------------------------------===//
+
+#include "StageEmitter.h"
+
+#include "ElementwiseFusion.h"
+#include "MemoryPlan.h"
+
+#include "pipe/Dialect/Pipe/IR/PipeOps.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::pipe;
+
+static RankedTensorType tensorType(Value value) {
+  return cast<RankedTensorType>(value.getType());
+}
+
+static int64_t byteSize(Value value) {
+  RankedTensorType type = tensorType(value);
+  int64_t bits = type.getElementType().isInteger(1)
+                     ? 8
+                     : type.getElementTypeBitWidth();
+  return type.getNumElements() * (bits / 8);
+}
+
+/// The little-endian bytes of a constant, one byte per bool.
+static FailureOr<std::string> elementBytes(ElementsAttr attr) {
+  std::string bytes;
+  Type element = attr.getElementType();
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(attr)) {
+    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+    if (!blob)
+      return failure();
+    ArrayRef<char> data = blob->getData();
+    return std::string(data.begin(), data.end());
+  }
+  auto dense = dyn_cast<DenseElementsAttr>(attr);
+  if (!dense)
+    return failure();
+  if (element.isInteger(1)) {
+    for (bool value : dense.getValues<bool>())
+      bytes.push_back(value ? 1 : 0);
+    return bytes;
+  }
+  unsigned width = element.getIntOrFloatBitWidth() / 8;
+  auto append = [&](const APInt &bits) {
+    uint64_t word = bits.getZExtValue();
+    bytes.append(reinterpret_cast<const char *>(&word), width);
+  };
+  if (isa<FloatType>(element)) {
+    for (const APFloat &value : dense.getValues<APFloat>())
+      append(value.bitcastToAPInt());
+  } else {
+    for (const APInt &value : dense.getValues<APInt>())
+      append(value);
+  }
+  return bytes;
+}
+
+namespace {
+class StageEmitterImpl {
+public:
+  StageEmitterImpl(func::FuncOp main,
+                   const llvm::StringMap<std::string> &parameterData,
+                   StageArtifacts &artifacts)
+      : main(main), parameterData(parameterData), artifacts(artifacts) {}
+
+  LogicalResult run();
+
+private:
+  /// Appends `bytes` to the weights blob, 64-byte aligned; returns its
+  /// offset.
+  int64_t addWeights(const std::string &bytes) {
+    artifacts.weights.resize(llvm::alignTo(artifacts.weights.size(), 64), 0);
+    int64_t offset = artifacts.weights.size();
+    artifacts.weights += bytes;
+    return offset;
+  }
+  /// Names a static int64 array holding `values`, shared between uses.
+  std::string ints(ArrayRef<int64_t> values);
+  std::string shapeOf(Value value) { return ints(tensorType(value).getShape()); }
+  std::string rankOf(Value value) {
+    return std::to_string(tensorType(value).getRank());
+  }
+  std::string elementOf(Value value) {
+    return cppElementType(tensorType(value).getElementType());
+  }
+  /// A C++ expression for the data pointer of `value`.
+  std::string pointer(Value value);
+  /// `pointer(value)` cast to `const T *`.
+  std::string input(Value value) {
+    return "reinterpret_cast<const " + elementOf(value) + " *>(" +
+           pointer(value) + ")";
+  }
+  std::string output(Value value) {
+    return "reinterpret_cast<" + elementOf(value) + " *>(" + pointer(value) +
+           ")";
+  }
+  Value root(Value value) {
+    while (auto reshape = value.getDefiningOp<ReshapeOp>())
+      value = reshape.getInput();
+    return value;
+  }
+
+  LogicalResult assignStorage(ArrayRef<SmallVector<Operation *>> steps);
+  LogicalResult emitFusedLoop(ArrayRef<Operation *> ops);
+  LogicalResult emitKernel(Operation *op);
+  void countFlops(Operation *op);
+
+  func::FuncOp main;
+  const llvm::StringMap<std::string> &parameterData;
+  StageArtifacts &artifacts;
+
+  std::string decls;
+  llvm::raw_string_ostream declStream{decls};
+  std::string body;
+  llvm::raw_string_ostream os{body};
+  llvm::DenseMap<Value, std::string> pointers;
+  std::map<std::vector<int64_t>, std::string> intArrays;
+  int64_t tempCounter = 0;
+};
+} // namespace
+
+std::string StageEmitterImpl::ints(ArrayRef<int64_t> values) {
+  std::vector<int64_t> key(values.begin(), values.end());
+  auto it = intArrays.find(key);
+  if (it != intArrays.end())
+    return it->second;
+  std::string name = "kInts" + std::to_string(intArrays.size());
+  declStream << "const int64_t " << name << "[] = {";
+  if (values.empty())
+    declStream << "0";
+  llvm::interleaveComma(values, declStream);
+  declStream << "};\n";
+  intArrays[key] = name;
+  return name;
+}
+
+std::string StageEmitterImpl::pointer(Value value) {
+  auto it = pointers.find(root(value));
+  assert(it != pointers.end() && "value without storage");
+  return it->second;
+}
+
+LogicalResult
+StageEmitterImpl::assignStorage(ArrayRef<SmallVector<Operation *>> steps) {
+  // Arguments are the microbatch's inputs.
+  for (BlockArgument arg : main.getArguments())
+    pointers[arg] = "in[" + std::to_string(arg.getArgNumber()) + "]";
+
+  // Parameters and constants live in the weights blob.
+  for (Operation &op : main.getBody().front()) {
+    if (auto ref = dyn_cast<ParamRefOp>(op)) {
+      auto it = parameterData.find(ref.getName());
+      if (it == parameterData.end())
+        return ref.emitError("no data for parameter '") << ref.getName() << "'";
+      if (static_cast<int64_t>(it->second.size()) != byteSize(ref))
+        return ref.emitError("parameter '")
+               << ref.getName() << "' has " << it->second.size()
+               << " bytes of data, its type needs " << byteSize(ref);
+      artifacts.parameterBytes += it->second.size();
+      pointers[ref] = "(weights + " + std::to_string(addWeights(it->second)) +
+                      ")";
+    } else if (auto constant = dyn_cast<ConstantOp>(op)) {
+      FailureOr<std::string> bytes = elementBytes(constant.getValue());
+      if (failed(bytes))
+        return constant.emitError("constant data is not available");
+      if (static_cast<int64_t>(bytes->size()) != byteSize(constant)) {
+        // A splat: repeat its one element.
+        std::string full;
+        for (int64_t i = 0, e = tensorType(constant).getNumElements(); i < e;
+             ++i)
+          full += *bytes;
+        bytes = full;
+      }
+      pointers[constant] =
+          "(weights + " + std::to_string(addWeights(*bytes)) + ")";
+    }
+  }
+
+  // Every other result that steps materialize gets an arena buffer, live
+  // from the step that writes it to the last step that reads it (through
+  // reshapes, which alias their input).
+  llvm::DenseMap<Value, BufferRequest> requests;
+  SmallVector<Value> order;
+  int64_t end = steps.size();
+  for (auto [index, step] : llvm::enumerate(steps)) {
+    SmallVector<Value> results;
+    if (isElementwise(step.front()))
+      results.push_back(step.back()->getResult(0));
+    else if (!isa<ReshapeOp, ConstantOp, ParamRefOp>(step.front()))
+      llvm::append_range(results, step.front()->getResults());
+    for (Value result : results) {
+      requests[result] = {result, byteSize(result), (int64_t)index,
+                          (int64_t)index};
+      order.push_back(result);
+    }
+    for (Operation *op : step)
+      for (Value operand : op->getOperands()) {
+        auto it = requests.find(root(operand));
+        if (it != requests.end())
+          it->second.lastStep = std::max<int64_t>(it->second.lastStep, index);
+      }
+  }
+  for (Value result : main.getBody().front().getTerminator()->getOperands()) {
+    auto it = requests.find(root(result));
+    if (it != requests.end())
+      it->second.lastStep = end;
+  }
+  SmallVector<BufferRequest> list;
+  for (Value value : order)
+    list.push_back(requests[value]);
+  MemoryPlan plan = planMemory(list);
+  artifacts.arenaBytes = plan.peakBytes;
+  artifacts.arenaBytesWithoutReuse = plan.totalBytes;
+  for (Value value : order)
+    pointers[value] = "(arena + " + std::to_string(plan.offsets[value]) + ")";
+  return success();
+}
+
+LogicalResult StageEmitterImpl::emitFusedLoop(ArrayRef<Operation *> ops) {
+  Value result = ops.back()->getResult(0);
+  ArrayRef<int64_t> shape = tensorType(result).getShape();
+  int64_t count = tensorType(result).getNumElements();
+  SmallVector<int64_t> resultStrides(shape.size(), 1);
+  for (int64_t d = (int64_t)shape.size() - 2; d >= 0; --d)
+    resultStrides[d] = resultStrides[d + 1] * shape[d + 1];
+
+  // Scalars of the loop body: values computed inside the run, or loaded
+  // from operands defined outside it.
+  llvm::DenseMap<Value, std::string> scalars;
+  std::string loads, computes;
+  llvm::raw_string_ostream loadOs(loads), computeOs(computes);
+  int64_t next = 0;
+  auto load = [&](Value value) -> std::string {
+    auto it = scalars.find(value);
+    if (it != scalars.end())
+      return it->second;
+    std::string name = "v" + std::to_string(next++);
+    RankedTensorType type = tensorType(value);
+    std::string index;
+    if (type.getNumElements() == 1) {
+      index = "0";
+    } else if (type.getShape() == shape) {
+      index = "i";
+    } else {
+      // numpy broadcasting: the operand's offset from the result index.
+      ArrayRef<int64_t> operandShape = type.getShape();
+      size_t offset = shape.size() - operandShape.size();
+      int64_t stride = 1;
+      SmallVector<std::string> terms;
+      for (int64_t d = (int64_t)operandShape.size() - 1; d >= 0; --d) {
+        if (operandShape[d] != 1)
+          terms.push_back(llvm::formatv("(i / {0} % {1}) * {2}",
+                                        resultStrides[d + offset],
+                                        shape[d + offset], stride)
+                              .str());
+        stride *= operandShape[d];
+      }
+      index = llvm::join(terms, " + ");
+    }
+    loadOs << "      const " << elementOf(value) << " " << name << " = "
+           << input(value) << "[" << index << "];\n";
+    scalars[value] = name;
+    return name;
+  };
+
+  for (Operation *op : ops) {
+    SmallVector<std::string> operands;
+    for (Value operand : op->getOperands())
+      operands.push_back(load(operand));
+    FailureOr<std::string> expression = scalarExpression(op, operands);
+    if (failed(expression))
+      return op->emitError("unsupported element type for the CPU target");
+    std::string name = "v" + std::to_string(next++);
+    computeOs << "      const " << elementOf(op->getResult(0)) << " " << name
+              << " = " << *expression << ";\n";
+    scalars[op->getResult(0)] = name;
+  }
+  os << "  {\n    " << elementOf(result) << " *dst = " << output(result)
+     << ";\n";
+  os << "#pragma omp parallel for if (" << count << " > 32768)\n";
+  os << "    for (int64_t i = 0; i < " << count << "; ++i) {\n"
+     << loads << computes << "      dst[i] = " << scalars[result] << ";\n"
+     << "    }\n  }\n";
+  ++artifacts.numFusedLoops;
+  return success();
+}
+
+void StageEmitterImpl::countFlops(Operation *op) {
+  auto elements = [](Value v) { return tensorType(v).getNumElements(); };
+  llvm::TypeSwitch<Operation *>(op)
+      .Case([&](MatMulOp o) {
+        int64_t k = tensorType(o.getLhs()).getShape().back();
+        artifacts.flops += 2 * elements(o) * k;
+      })
+      .Case([&](GemmOp o) {
+        RankedTensorType a = tensorType(o.getA());
+        artifacts.flops +=
+            2 * elements(o) * a.getDimSize(o.getTransA() ? 0 : 1);
+      })
+      .Case([&](ConvOp o) {
+        RankedTensorType w = tensorType(o.getWeight());
+        artifacts.flops += 2 * elements(o) * (w.getNumElements() / w.getDimSize(0));
+      })
+      .Case([&](ConvTransposeOp o) {
+        artifacts.flops += 2 * elements(o.getInput()) *
+                           (tensorType(o.getWeight()).getNumElements() /
+                            tensorType(o.getWeight()).getDimSize(0));
+      })
+      .Default([&](Operation *o) {
+        for (Value result : o->getResults())
+          artifacts.flops += elements(result);
+      });
+}
+
+
+//===----------------------------------------------------------------------===//
+// Kernel calls
+//===----------------------------------------------------------------------===//
+
+LogicalResult StageEmitterImpl::emitKernel(Operation *op) {
+  ++artifacts.numKernelCalls;
+  auto fmt = [](const char *pattern, auto &&...args) {
+    return llvm::formatv(pattern, args...).str();
+  };
+  auto bool_ = [](bool b) { return b ? "true" : "false"; };
+  // A missing optional operand: a null pointer of the result's element
+  // type, so template arguments still deduce.
+  auto optional = [&](Value v) {
+    return v ? input(v)
+             : "static_cast<const " + elementOf(op->getResult(0)) +
+                   " *>(nullptr)";
+  };
+  auto floatOf = [&](Value v, double x) {
+    return fmt("static_cast<{0}>({1:e17})", elementOf(v), x);
+  };
+  auto bytesOf = [&](Value v) {
+    return std::to_string(byteSize(v) / std::max<int64_t>(
+                                            tensorType(v).getNumElements(), 1));
+  };
+  auto elementSize = [&](Value v) {
+    Type t = tensorType(v).getElementType();
+    return std::to_string(t.isInteger(1) ? 1 : t.getIntOrFloatBitWidth() / 8);
+  };
+  (void)bytesOf;
+  using namespace std::string_literals;
+  std::optional<std::string> call =
+      llvm::TypeSwitch<Operation *, std::optional<std::string>>(op)
+          .Case([&](MatMulOp o) {
+            return fmt("cpu::matmul({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8})",
+                       input(o.getLhs()), shapeOf(o.getLhs()), rankOf(o.getLhs()),
+                       input(o.getRhs()), shapeOf(o.getRhs()), rankOf(o.getRhs()),
+                       output(o), shapeOf(o), rankOf(o));
+          })
+          .Case([&](GemmOp o) {
+            RankedTensorType a = tensorType(o.getA());
+            int64_t m = tensorType(o).getDimSize(0), n = tensorType(o).getDimSize(1);
+            int64_t k = a.getDimSize(o.getTransA() ? 0 : 1);
+            return fmt("cpu::gemm({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, "
+                       "{9}, {10}, {11}, {12})",
+                       input(o.getA()), input(o.getB()), optional(o.getC()),
+                       o.getC() ? shapeOf(o.getC()) : "nullptr"s,
+                       o.getC() ? rankOf(o.getC()) : "0"s, output(o), m, n, k,
+                       bool_(o.getTransA()), bool_(o.getTransB()),
+                       floatOf(o, o.getAlpha().convertToDouble()),
+                       floatOf(o, o.getBeta().convertToDouble()));
+          })
+          .Case([&](ConvOp o) {
+            return fmt("cpu::conv({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, "
+                       "{9}, {10}, {11})",
+                       input(o.getInput()), shapeOf(o.getInput()),
+                       input(o.getWeight()), shapeOf(o.getWeight()),
+                       optional(o.getBias()), output(o), shapeOf(o),
+                       tensorType(o).getRank() - 2, ints(o.getStrides()),
+                       ints(o.getPads()), ints(o.getDilations()), o.getGroup());
+          })
+          .Case([&](ConvTransposeOp o) {
+            return fmt("cpu::convTranspose({0}, {1}, {2}, {3}, {4}, {5}, {6}, "
+                       "{7}, {8}, {9}, {10}, {11})",
+                       input(o.getInput()), shapeOf(o.getInput()),
+                       input(o.getWeight()), shapeOf(o.getWeight()),
+                       optional(o.getBias()), output(o), shapeOf(o),
+                       tensorType(o).getRank() - 2, ints(o.getStrides()),
+                       ints(o.getPads()), ints(o.getDilations()), o.getGroup());
+          })
+          .Case([&](MaxPoolOp o) {
+            return fmt("cpu::maxPool({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8})",
+                       input(o.getInput()), shapeOf(o.getInput()), output(o),
+                       shapeOf(o), tensorType(o).getRank() - 2,
+                       ints(o.getKernelShape()), ints(o.getStrides()),
+                       ints(o.getPads()), ints(o.getDilations()));
+          })
+          .Case([&](AveragePoolOp o) {
+            return fmt("cpu::averagePool({0}, {1}, {2}, {3}, {4}, {5}, {6}, "
+                       "{7}, {8})",
+                       input(o.getInput()), shapeOf(o.getInput()), output(o),
+                       shapeOf(o), tensorType(o).getRank() - 2,
+                       ints(o.getKernelShape()), ints(o.getStrides()),
+                       ints(o.getPads()), bool_(o.getCountIncludePad()));
+          })
+          .Case([&](GlobalAveragePoolOp o) {
+            return fmt("cpu::globalAveragePool({0}, {1}, {2}, {3})",
+                       input(o.getInput()), shapeOf(o.getInput()),
+                       rankOf(o.getInput()), output(o));
+          })
+          .Case([&](BatchNormOp o) {
+            return fmt("cpu::batchNorm({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, "
+                       "{8})",
+                       input(o.getInput()), shapeOf(o.getInput()),
+                       rankOf(o.getInput()), input(o.getScale()),
+                       input(o.getBias()), input(o.getMean()),
+                       input(o.getVariance()),
+                       floatOf(o, o.getEpsilon().convertToDouble()), output(o));
+          })
+          .Case([&](BatchNormTrainOp o) {
+            return fmt("cpu::batchNormTrain({0}, {1}, {2}, {3}, {4}, {5}, {6}, "
+                       "{7}, {8}, {9}, {10}, {11})",
+                       input(o.getInput()), shapeOf(o.getInput()),
+                       rankOf(o.getInput()), input(o.getScale()),
+                       input(o.getBias()), input(o.getMean()),
+                       input(o.getVariance()),
+                       floatOf(o.getOutput(), o.getEpsilon().convertToDouble()),
+                       floatOf(o.getOutput(), o.getMomentum().convertToDouble()),
+                       output(o.getOutput()), output(o.getRunningMean()),
+                       output(o.getRunningVariance()));
+          })
+          .Case([&](LayerNormOp o) {
+            Value bias = o.getBias();
+            return fmt("cpu::layerNorm({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, "
+                       "{8}, {9}, {10}, {11})",
+                       input(o.getInput()), shapeOf(o.getInput()),
+                       rankOf(o.getInput()), o.getAxis(), input(o.getScale()),
+                       shapeOf(o.getScale()), rankOf(o.getScale()),
+                       optional(bias), bias ? shapeOf(bias) : "nullptr"s,
+                       bias ? rankOf(bias) : "0"s,
+                       floatOf(o, o.getEpsilon().convertToDouble()), output(o));
+          })
+          .Case([&](InstanceNormOp o) {
+            return fmt("cpu::instanceNorm({0}, {1}, {2}, {3}, {4}, {5}, {6})",
+                       input(o.getInput()), shapeOf(o.getInput()),
+                       rankOf(o.getInput()), input(o.getScale()),
+                       input(o.getBias()),
+                       floatOf(o, o.getEpsilon().convertToDouble()), output(o));
+          })
+          .Case<SoftmaxOp, LogSoftmaxOp>([&](auto o) {
+            ArrayRef<int64_t> shape = tensorType(o).getShape();
+            int64_t axis = o.getAxis(), outer = 1, inner = 1;
+            for (int64_t d = 0; d < (int64_t)shape.size(); ++d)
+              if (d < axis)
+                outer *= shape[d];
+              else if (d > axis)
+                inner *= shape[d];
+            return fmt("cpu::softmax({0}, {1}, {2}, {3}, {4}, {5})",
+                       input(o.getInput()), output(o), outer, shape[axis], inner,
+                       bool_(isa<LogSoftmaxOp>(o.getOperation())));
+          })
+          .Case<ReduceMeanOp, ReduceSumOp, ReduceMaxOp>([&](auto o) {
+            const char *kind = isa<ReduceMeanOp>(o.getOperation())   ? "Mean"
+                               : isa<ReduceSumOp>(o.getOperation()) ? "Sum"
+                                                                     : "Max";
+            int64_t rank = tensorType(o.getInput()).getRank();
+            std::string mask = "kMask" + std::to_string(tempCounter++);
+            declStream << "const bool " << mask << "[] = {";
+            for (int64_t d = 0; d < std::max<int64_t>(rank, 1); ++d)
+              declStream << (d ? ", " : "")
+                         << bool_(llvm::is_contained(o.getAxes(), d));
+            declStream << "};\n";
+            return fmt("cpu::reduce(cpu::ReduceKind::{0}, {1}, {2}, {3}, {4}, {5})",
+                       kind, input(o.getInput()), shapeOf(o.getInput()), rank,
+                       mask, output(o));
+          })
+          .Case<SoftmaxCrossEntropyLossOp, NegativeLogLikelihoodLossOp>(
+              [&](auto o) -> std::optional<std::string> {
+                const char *fn = isa<SoftmaxCrossEntropyLossOp>(o.getOperation())
+                                     ? "softmaxCrossEntropy"
+                                     : "nllLoss";
+                const char *reduction =
+                    o.getReduction() == Reduction::none  ? "None"
+                    : o.getReduction() == Reduction::sum ? "Sum"
+                                                         : "Mean";
+                std::optional<int64_t> ignore = o.getIgnoreIndex();
+                std::string bad = "bad" + std::to_string(tempCounter++);
+                return fmt("int64_t {9} = -1;\n  if (!cpu::{0}({1}, {2}, {3}, {4}, "
+                           "{5}, cpu::LossReduction::{6}, {7}, {8}, {10}, &{9})) {{\n"
+                           "    error = \"label \" + std::to_string({9}) + \" (flat "
+                           "index) of {11} is out of range [0, {12})\";\n"
+                           "    return false;\n  }",
+                           fn, input(o.getInput()), shapeOf(o.getInput()),
+                           rankOf(o.getInput()), input(o.getLabels()),
+                           optional(o.getWeight()), reduction,
+                           bool_(ignore.has_value()), ignore.value_or(0), bad,
+                           output(o), "the labels",
+                           tensorType(o.getInput()).getDimSize(1));
+              })
+          .Case([&](TransposeOp o) {
+            return fmt("cpu::transpose({0}, {1}, {2}, {3}, {4}, {5})",
+                       pointer(o.getInput()), shapeOf(o.getInput()),
+                       rankOf(o.getInput()), ints(o.getPerm()),
+                       elementSize(o), pointer(o));
+          })
+          .Case([&](SliceOp o) {
+            return fmt("cpu::slice({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7})",
+                       pointer(o.getInput()), shapeOf(o.getInput()),
+                       rankOf(o.getInput()), ints(o.getOffsets()),
+                       ints(o.getSizes()), ints(o.getStrides()),
+                       elementSize(o), pointer(o));
+          })
+          .Case([&](GatherOp o) -> std::optional<std::string> {
+            std::string bad = "bad" + std::to_string(tempCounter++);
+            return fmt("int64_t {0} = -1;\n  if (!cpu::gather({1}, {2}, {3}, {4}, "
+                       "{5}, {6}, {7}, {8}, &{0})) {{\n"
+                       "    error = \"gather index at flat position \" + "
+                       "std::to_string({0}) + \" is out of range\";\n"
+                       "    return false;\n  }",
+                       bad, pointer(o.getData()), shapeOf(o.getData()),
+                       rankOf(o.getData()), o.getAxis(), input(o.getIndices()),
+                       tensorType(o.getIndices()).getNumElements(),
+                       elementSize(o), pointer(o));
+          })
+          .Case([&](ConcatOp o) {
+            std::string name = "concat" + std::to_string(tempCounter++);
+            std::string inputs, shapes;
+            for (Value v : o.getInputs()) {
+              inputs += (inputs.empty() ? "" : ", ") + pointer(v);
+              shapes += (shapes.empty() ? "" : ", ") + shapeOf(v);
+            }
+            return fmt("const void *{0}In[] = {{{1}};\n  const int64_t *{0}Shapes[] "
+                       "= {{{2}};\n  cpu::concat({0}In, {0}Shapes, {3}, {4}, {5}, "
+                       "{6}, {7})",
+                       name, inputs, shapes, o.getInputs().size(), rankOf(o),
+                       o.getAxis(), elementSize(o), pointer(o));
+          })
+          .Case([&](SplitOp o) {
+            std::string name = "split" + std::to_string(tempCounter++);
+            std::string outputs;
+            SmallVector<int64_t> sizes;
+            for (Value v : o.getOutputs()) {
+              outputs += (outputs.empty() ? "" : ", ") + pointer(v);
+              sizes.push_back(tensorType(v).getDimSize(o.getAxis()));
+            }
+            return fmt("void *const {0}Out[] = {{{1}};\n  cpu::split({2}, {3}, {4}, "
+                       "{5}, {6}, {7}, {8}, {0}Out)",
+                       name, outputs, pointer(o.getInput()),
+                       shapeOf(o.getInput()), rankOf(o.getInput()), o.getAxis(),
+                       ints(sizes), sizes.size(), elementSize(o.getInput()));
+          })
+          .Case([&](ExpandOp o) {
+            return fmt("cpu::broadcastTo({0}, {1}, {2}, {3}, {4}, {5}, {6})",
+                       pointer(o.getInput()), shapeOf(o.getInput()),
+                       rankOf(o.getInput()), shapeOf(o), rankOf(o),
+                       elementSize(o), pointer(o));
+          })
+          .Case([&](TileOp o) {
+            return fmt("cpu::tile({0}, {1}, {2}, {3}, {4}, {5})",
+                       pointer(o.getInput()), shapeOf(o.getInput()),
+                       rankOf(o.getInput()), ints(o.getRepeats()),
+                       elementSize(o), pointer(o));
+          })
+          .Case([&](PadOp o) {
+            const char *mode = o.getMode() == PadMode::constant  ? "Constant"
+                               : o.getMode() == PadMode::reflect ? "Reflect"
+                                                                 : "Edge";
+            std::string name = "padValue" + std::to_string(tempCounter++);
+            double value = o.getValue().convertToDouble();
+            return fmt("const {0} {1} = static_cast<{0}>({2:e17});\n  cpu::pad({3}, "
+                       "{4}, {5}, {6}, cpu::PadMode::{7}, &{1}, {8}, {9})",
+                       elementOf(o), name, value, pointer(o.getInput()),
+                       shapeOf(o.getInput()), rankOf(o.getInput()),
+                       ints(o.getPads()), mode, elementSize(o), pointer(o));
+          })
+          .Case([&](TriluOp o) {
+            return fmt("cpu::trilu({0}, {1}, {2}, {3}, {4}, {5}, {6})",
+                       pointer(o.getInput()), shapeOf(o.getInput()),
+                       rankOf(o.getInput()), o.getK(), bool_(o.getUpper()),
+                       elementSize(o), pointer(o));
+          })
+          .Default([](Operation *) { return std::nullopt; });
+  if (!call)
+    return op->emitError("'")
+           << op->getName() << "' is not supported by the CPU target yet";
+  os << "  " << *call << ";\n";
+  return success();
+}
+
+LogicalResult StageEmitterImpl::run() {
+  Block &block = main.getBody().front();
+  SmallVector<Operation *> ops;
+  for (Operation &op : block.without_terminator()) {
+    ++artifacts.numOps;
+    if (!isa<ConstantOp, ParamRefOp>(op))
+      ops.push_back(&op);
+  }
+  SmallVector<SmallVector<Operation *>> steps = groupSteps(ops);
+  for (Operation &op : block.without_terminator())
+    for (Value value : op.getResults())
+      if (cppElementType(tensorType(value).getElementType()).empty())
+        return op.emitError("element type ")
+               << tensorType(value).getElementType()
+               << " is not supported by the CPU target";
+  if (failed(assignStorage(steps)))
+    return failure();
+
+  for (const SmallVector<Operation *> &step : steps) {
+    for (Operation *op : step)
+      countFlops(op);
+    if (isa<ReshapeOp>(step.front()))
+      continue;
+    if (failed(isElementwise(step.front()) ? emitFusedLoop(step)
+                                           : emitKernel(step.front())))
+      return failure();
+  }
+  // Results go to the microbatch's output slots.
+  for (auto [i, result] : llvm::enumerate(block.getTerminator()->getOperands()))
+    os << "  std::memcpy(out[" << i << "], " << pointer(result) << ", "
+       << byteSize(result) << ");\n";
+
+  std::string &source = artifacts.source;
+  llvm::raw_string_ostream src(source);
+  src << "namespace {\n" << decls << "\n"
+      << "/// Runs one microbatch: in/out point at its slices of the inputs "
+         "and outputs.\n"
+      << "bool runMicrobatch(char *arena, const char *weights,\n"
+      << "                   const void *const *in, void *const *out,\n"
+      << "                   std::string &error) {\n"
+      << body << "  return true;\n}\n} // namespace\n";
+  return success();
+}
+
+LogicalResult
+mlir::pipe::emitStage(func::FuncOp main,
+                      const llvm::StringMap<std::string> &parameterData,
+                      StageArtifacts &artifacts) {
+  return StageEmitterImpl(main, parameterData, artifacts).run();
+}

@@ -1,0 +1,48 @@
+// RUN: rm -rf %t && pipe-opt %s --emit=sources -o %t
+// RUN: FileCheck %s --input-file=%t/stage0/main.cpp
+// RUN: FileCheck %s --check-prefix=PLAN --input-file=%t/plan.json
+// RUN: test -x %t/run && test -f %t/stage0/weights.bin && not test -e %t/stage0/stage0
+
+// Parameters with inline values, so no model file is needed.
+pipe.parameter @w : tensor<16x8xf32> trainable = dense<0.5> : tensor<16x8xf32>
+pipe.parameter @b : tensor<16xf32> trainable = dense<0.25> : tensor<16xf32>
+
+func.func @main(%x: tensor<4x8xf32> {pipe.name = "x"}) -> (tensor<4x16xf32> {pipe.name = "y"}) {
+  %w = pipe.param_ref @w : tensor<16x8xf32>
+  %b = pipe.param_ref @b : tensor<16xf32>
+  %h = pipe.gemm %x, %w trans_b : tensor<4x8xf32>, tensor<16x8xf32>
+  // add(bias) -> relu -> tanh fuse into one loop.
+  %a = pipe.add %h, %b : tensor<4x16xf32>, tensor<16xf32>
+  %r = pipe.relu %a : tensor<4x16xf32>
+  %t = pipe.tanh %r : tensor<4x16xf32>
+  // Two softmaxes: the buffer of the first is reused by the second.
+  %s = pipe.softmax %t axis 1 : tensor<4x16xf32>
+  %s2 = pipe.softmax %s axis 1 : tensor<4x16xf32>
+  %s3 = pipe.softmax %s2 axis 1 : tensor<4x16xf32>
+  return %s3 : tensor<4x16xf32>
+}
+
+// CHECK: constexpr int64_t kArenaBytes = 512;
+// CHECK: {"x", pipe_rt::DType::F32, {4, 8}},
+// CHECK: {"y", pipe_rt::DType::F32, {4, 16}},
+// CHECK: cpu::gemm(reinterpret_cast<const float *>(in[0]), reinterpret_cast<const float *>((weights + 0)), static_cast<const float *>(nullptr), nullptr, 0, reinterpret_cast<float *>((arena + [[GEMM:[0-9]+]])), 4, 16, 8, false, true
+// The fused loop reads the gemm result and the broadcast bias, and writes
+// tanh(relu(h + b)) once.
+// CHECK: for (int64_t i = 0; i < 64; ++i) {
+// CHECK-NEXT: const float v0 = reinterpret_cast<const float *>((arena + [[GEMM]]))[i];
+// CHECK-NEXT: const float v1 = reinterpret_cast<const float *>((weights + 512))[(i / 1 % 16) * 1];
+// CHECK-NEXT: const float v2 = (v0 + v1);
+// CHECK-NEXT: const float v3 = (v2 > float(0) ? v2 : float(0));
+// CHECK-NEXT: const float v4 = std::tanh(v3);
+// CHECK-NEXT: dst[i] = v4;
+// CHECK: cpu::softmax(
+// CHECK: cpu::softmax(
+// CHECK: cpu::softmax(
+// CHECK: std::memcpy(out[0],
+
+// PLAN: "activation_arena_bytes": 512,
+// PLAN: "activation_bytes_without_reuse": 1280,
+// PLAN: "fused_loops": 1,
+// PLAN: "kernel_calls": 4,
+// PLAN: "param_bytes": 576,
+// PLAN: "predicted_peak_memory_bytes":
