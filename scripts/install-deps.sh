@@ -12,8 +12,8 @@ PACKAGES=(
   libonnx-dev libprotobuf-dev protobuf-compiler
   # ONNX backend test data (conformance suite)
   libonnx-testdata
-  # CPU kernels of the runtime
-  libopenblas-dev
+  # CPU kernels of the runtime (the OpenMP build of OpenBLAS)
+  libopenblas-openmp-dev
   # C++ unit tests
   libgtest-dev
   # Python for test-model generation and references (use /usr/bin/python3)

@@ -322,7 +322,9 @@ static LogicalResult compileStage(Location loc, StringRef stageDir,
       binary,
       PIPE_RUNTIME_CPU_LIBRARY,
       PIPE_RUNTIME_COMMON_LIBRARY,
-      "-lopenblas",
+      PIPE_OPENBLAS_LIBRARY,
+      ("-Wl,-rpath," + llvm::sys::path::parent_path(PIPE_OPENBLAS_LIBRARY))
+          .str(),
       "-lm"};
   SmallVector<StringRef> argRefs(args.begin(), args.end());
   std::optional<StringRef> redirects[] = {std::nullopt, StringRef(log),
