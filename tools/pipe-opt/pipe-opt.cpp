@@ -128,6 +128,18 @@ static int compileProgram(std::unique_ptr<llvm::MemoryBuffer> input,
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
   SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  // Ops imported from ONNX carry loc("<node>"("<op type>"(file))): report
+  // those by node; everything else by source line.
+  ScopedDiagnosticHandler nodeHandler(&context, [&](Diagnostic &diag) {
+    auto name = dyn_cast<NameLoc>(diag.getLocation());
+    if (!name || !isa<NameLoc>(name.getChildLoc()))
+      return failure();
+    auto file = dyn_cast<FileLineColLoc>(
+        cast<NameLoc>(name.getChildLoc()).getChildLoc());
+    printImportDiagnostic(diag, file ? file.getFilename().getValue()
+                                     : StringRef("<onnx>"));
+    return success();
+  });
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)
     return 1;
