@@ -44,12 +44,12 @@ struct InferenceModePass
         return;
       }
       rewriter.setInsertionPoint(norm);
-      auto replacement = BatchNormOp::create(
-          rewriter, norm.getLoc(), norm.getInput(), norm.getScale(),
-          norm.getBias(), norm.getMean(), norm.getVariance(),
-          norm.getEpsilonAttr());
-      rewriter.replaceOp(norm, {replacement.getResult(), norm.getMean(),
-                                norm.getVariance()});
+      auto replacement =
+          BatchNormOp::create(rewriter, norm.getLoc(), norm.getInput(),
+                              norm.getScale(), norm.getBias(), norm.getMean(),
+                              norm.getVariance(), norm.getEpsilonAttr());
+      rewriter.replaceOp(
+          norm, {replacement.getResult(), norm.getMean(), norm.getVariance()});
     });
     if (failedStrict)
       signalPassFailure();

@@ -286,11 +286,10 @@ std::string pipe_rt::readNpy(const std::string &path, NpyArray &array) {
   return "";
 }
 
-std::string pipe_rt::writeNpy(const std::string &path,
-                               const NpyArray &array) {
-  std::string dict = "{'descr': '" + descrOf(array.dtype) +
-                     "', 'fortran_order': False, 'shape': " +
-                     formatShape(array.shape) + ", }";
+std::string pipe_rt::writeNpy(const std::string &path, const NpyArray &array) {
+  std::string dict =
+      "{'descr': '" + descrOf(array.dtype) +
+      "', 'fortran_order': False, 'shape': " + formatShape(array.shape) + ", }";
   // Pad so that magic + version + length + dict + '\n' is a multiple of 64.
   size_t total = 10 + dict.size() + 1;
   dict.append((64 - total % 64) % 64, ' ');
@@ -328,9 +327,9 @@ std::string pipe_rt::writeNpy(const std::string &path,
 }
 
 int64_t pipe_rt::countMicrobatches(const std::string &name,
-                                    const NpyArray &array, DType dtype,
-                                    const std::vector<int64_t> &shape,
-                                    std::string &error) {
+                                   const NpyArray &array, DType dtype,
+                                   const std::vector<int64_t> &shape,
+                                   std::string &error) {
   if (array.dtype != dtype) {
     error = "input '" + name + "' must be " + dtypeName(dtype) + ", got " +
             dtypeName(array.dtype);
@@ -338,11 +337,10 @@ int64_t pipe_rt::countMicrobatches(const std::string &name,
   }
   if (array.shape == shape)
     return 1;
-  bool stacked = !shape.empty() && shape[0] > 0 &&
-                 array.shape.size() == shape.size() &&
-                 std::equal(shape.begin() + 1, shape.end(),
-                            array.shape.begin() + 1) &&
-                 array.shape[0] > 0 && array.shape[0] % shape[0] == 0;
+  bool stacked =
+      !shape.empty() && shape[0] > 0 && array.shape.size() == shape.size() &&
+      std::equal(shape.begin() + 1, shape.end(), array.shape.begin() + 1) &&
+      array.shape[0] > 0 && array.shape[0] % shape[0] == 0;
   if (!stacked) {
     error = "input '" + name + "' has shape " + formatShape(array.shape) +
             "; expected " + formatShape(shape) + " or k*" +

@@ -35,9 +35,9 @@ namespace cpu {
 /// (A is [M,K] or [K,M], B is [K,N] or [N,K]) and C, when not null,
 /// broadcasts from shape `cShape` (rank `cRank` <= 2) to [M,N].
 template <typename T>
-void gemm(const T *a, const T *b, const T *c, const int64_t *cShape,
-          int cRank, T *y, int64_t m, int64_t n, int64_t k, bool transA,
-          bool transB, T alpha, T beta);
+void gemm(const T *a, const T *b, const T *c, const int64_t *cShape, int cRank,
+          T *y, int64_t m, int64_t n, int64_t k, bool transA, bool transB,
+          T alpha, T beta);
 
 /// numpy matmul: batched, with broadcasting batch dimensions and 1-D
 /// promotion, exactly as pipe.matmul. `yShape` is the result shape.
@@ -55,8 +55,8 @@ void matmul(const T *a, const int64_t *aShape, int aRank, const T *b,
 template <typename T>
 void conv(const T *x, const int64_t *xShape, const T *w, const int64_t *wShape,
           const T *bias, T *y, const int64_t *yShape, int spatial,
-          const int64_t *strides, const int64_t *pads,
-          const int64_t *dilations, int64_t group);
+          const int64_t *strides, const int64_t *pads, const int64_t *dilations,
+          int64_t group);
 
 /// pipe.conv_transpose: x [N,C,D..], w [C,M/group,k..], optional bias [M].
 template <typename T>
@@ -76,10 +76,9 @@ void maxPool(const T *x, const int64_t *xShape, T *y, const int64_t *yShape,
 /// positions inside the input; with it, the positions inside the padded
 /// input (not those beyond it that ceil_mode adds).
 template <typename T>
-void averagePool(const T *x, const int64_t *xShape, T *y,
-                 const int64_t *yShape, int spatial, const int64_t *kernel,
-                 const int64_t *strides, const int64_t *pads,
-                 bool countIncludePad);
+void averagePool(const T *x, const int64_t *xShape, T *y, const int64_t *yShape,
+                 int spatial, const int64_t *kernel, const int64_t *strides,
+                 const int64_t *pads, bool countIncludePad);
 
 /// pipe.global_average_pool: y [N,C,1..1].
 template <typename T>
@@ -101,18 +100,17 @@ void batchNorm(const T *x, const int64_t *xShape, int rank, const T *scale,
 /// (ONNX BatchNormalization-15 semantics and test data; torch would use the
 /// unbiased one).
 template <typename T>
-void batchNormTrain(const T *x, const int64_t *xShape, int rank,
-                    const T *scale, const T *bias, const T *mean,
-                    const T *variance, T epsilon, T momentum, T *y,
-                    T *runningMean, T *runningVariance);
+void batchNormTrain(const T *x, const int64_t *xShape, int rank, const T *scale,
+                    const T *bias, const T *mean, const T *variance, T epsilon,
+                    T momentum, T *y, T *runningMean, T *runningVariance);
 
 /// pipe.layer_norm: normalizes over axes [axis, rank); scale and optional
 /// bias broadcast to those axes (shapes `scaleShape`, `biasShape`).
 template <typename T>
 void layerNorm(const T *x, const int64_t *xShape, int rank, int64_t axis,
                const T *scale, const int64_t *scaleShape, int scaleRank,
-               const T *bias, const int64_t *biasShape, int biasRank,
-               T epsilon, T *y);
+               const T *bias, const int64_t *biasShape, int biasRank, T epsilon,
+               T *y);
 
 /// pipe.instance_norm: per (sample, channel) over the spatial axes.
 template <typename T>
@@ -141,10 +139,10 @@ void reduce(ReduceKind kind, const T *x, const int64_t *xShape, int rank,
 enum class LossReduction { None, Sum, Mean };
 
 /// pipe.softmax_cross_entropy: scores [N,C,d..], labels [N,d..] (int32 or
-/// int64: the template parameter L), optional weight [C]. Mean divides by the summed weights of the counted
-/// labels (ONNX). Labels equal to ignoreIndex (when hasIgnoreIndex) count
-/// nothing. Returns false and sets *badLabel (the flat label index) when a
-/// label is out of [0, C) and not ignored.
+/// int64: the template parameter L), optional weight [C]. Mean divides by the
+/// summed weights of the counted labels (ONNX). Labels equal to ignoreIndex
+/// (when hasIgnoreIndex) count nothing. Returns false and sets *badLabel (the
+/// flat label index) when a label is out of [0, C) and not ignored.
 template <typename T, typename L>
 bool softmaxCrossEntropy(const T *scores, const int64_t *shape, int rank,
                          const L *labels, const T *weight,
@@ -167,21 +165,21 @@ void transpose(const void *x, const int64_t *xShape, int rank,
 
 /// pipe.slice: offsets/sizes/strides per axis (strides may be negative).
 void slice(const void *x, const int64_t *xShape, int rank,
-           const int64_t *offsets, const int64_t *sizes,
-           const int64_t *strides, size_t elementSize, void *y);
+           const int64_t *offsets, const int64_t *sizes, const int64_t *strides,
+           size_t elementSize, void *y);
 
 /// pipe.gather along `axis` with int32 or int64 indices (negative ones count
 /// from the end). Returns false and sets *badIndex (flat position in
 /// indices) on an out-of-range index.
 template <typename I>
-bool gather(const void *data, const int64_t *dataShape, int rank,
-            int64_t axis, const I *indices, int64_t numIndices,
-            size_t elementSize, void *y, int64_t *badIndex);
+bool gather(const void *data, const int64_t *dataShape, int rank, int64_t axis,
+            const I *indices, int64_t numIndices, size_t elementSize, void *y,
+            int64_t *badIndex);
 
 /// pipe.concat of `count` inputs along `axis`; input i has shape
 /// shapes[i] (rank `rank`).
-void concat(const void *const *inputs, const int64_t *const *shapes,
-            int count, int rank, int64_t axis, size_t elementSize, void *y);
+void concat(const void *const *inputs, const int64_t *const *shapes, int count,
+            int rank, int64_t axis, size_t elementSize, void *y);
 
 /// pipe.split along `axis` into `count` outputs with extents `sizes`.
 void split(const void *x, const int64_t *xShape, int rank, int64_t axis,
@@ -191,8 +189,7 @@ void split(const void *x, const int64_t *xShape, int rank, int64_t axis,
 /// pipe.expand / broadcasting copy of x (shape xShape, rank xRank) to y
 /// (shape yShape, rank yRank), numpy rules.
 void broadcastTo(const void *x, const int64_t *xShape, int xRank,
-                 const int64_t *yShape, int yRank, size_t elementSize,
-                 void *y);
+                 const int64_t *yShape, int yRank, size_t elementSize, void *y);
 
 /// pipe.tile.
 void tile(const void *x, const int64_t *xShape, int rank,

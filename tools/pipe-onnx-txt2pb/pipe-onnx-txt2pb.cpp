@@ -52,8 +52,7 @@ int main(int argc, char **argv) {
       return 1;
     }
   } catch (const std::exception &error) {
-    llvm::errs() << "error: " << inputFilename << ": " << error.what()
-                 << "\n";
+    llvm::errs() << "error: " << inputFilename << ": " << error.what() << "\n";
     return 1;
   }
   if (nameNodes)

@@ -48,9 +48,9 @@ static llvm::cl::opt<std::string> emitKind(
                    "binaries (compiled stages and OUT/run)"),
     llvm::cl::init("mlir"), llvm::cl::cat(compileCategory));
 
-static llvm::cl::opt<std::string> targetKind(
-    "target", llvm::cl::desc("Code generation target: cpu"),
-    llvm::cl::init("cpu"), llvm::cl::cat(compileCategory));
+static llvm::cl::opt<std::string>
+    targetKind("target", llvm::cl::desc("Code generation target: cpu"),
+               llvm::cl::init("cpu"), llvm::cl::cat(compileCategory));
 
 static llvm::cl::opt<bool> skipONNXChecker(
     "onnx-skip-checker",
@@ -67,13 +67,11 @@ static void printImportDiagnostic(Diagnostic &diag, StringRef path) {
     if (!opType.empty() && !StringRef(message).starts_with(opType + " node"))
       prefix = opType + " node '" + name.getName().str() + "': ";
   }
-  StringRef severity = diag.getSeverity() == DiagnosticSeverity::Error
-                           ? "error"
-                           : diag.getSeverity() == DiagnosticSeverity::Warning
-                                 ? "warning"
-                                 : "note";
-  llvm::errs() << path << ": " << severity << ": " << prefix << message
-               << "\n";
+  StringRef severity = diag.getSeverity() == DiagnosticSeverity::Error ? "error"
+                       : diag.getSeverity() == DiagnosticSeverity::Warning
+                           ? "warning"
+                           : "note";
+  llvm::errs() << path << ": " << severity << ": " << prefix << message << "\n";
 }
 
 /// Imports the ONNX model at `path` and returns its IR as a buffer, or null
@@ -94,8 +92,7 @@ importONNXToBuffer(StringRef path, DialectRegistry &registry) {
     printImportDiagnostic(diag, path);
     return success();
   });
-  OwningOpRef<ModuleOp> module =
-      pipe::importONNXModel(path, &context, options);
+  OwningOpRef<ModuleOp> module = pipe::importONNXModel(path, &context, options);
   if (!module)
     return nullptr;
   // Hand the module over as bytecode: it keeps every op's location (the
@@ -173,8 +170,8 @@ int main(int argc, char **argv) {
   llvm::cl::AddExtraVersionPrinter([](llvm::raw_ostream &os) {
     os << "pipe version " << PIPE_VERSION << "\n";
   });
-  auto [inputFilename, outputFilename] =
-      registerAndParseCLIOptions(argc, argv, "pipe compiler driver\n", registry);
+  auto [inputFilename, outputFilename] = registerAndParseCLIOptions(
+      argc, argv, "pipe compiler driver\n", registry);
   MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();
 
   std::unique_ptr<llvm::MemoryBuffer> input;

@@ -63,12 +63,11 @@ TEST_F(TypeInferenceTest, MatMulVectorPromotion) {
 }
 
 TEST_F(TypeInferenceTest, ConvStridedPaddedDilated) {
-  auto op = ConvOp::create(builder, builder.getUnknownLoc(),
-                           tensor({2, 4, 9, 9}), tensor({8, 2, 3, 3}),
-                           Value(), builder.getDenseI64ArrayAttr({2, 2}),
-                           builder.getDenseI64ArrayAttr({1, 1, 1, 1}),
-                           builder.getDenseI64ArrayAttr({2, 2}),
-                           builder.getI64IntegerAttr(2));
+  auto op = ConvOp::create(
+      builder, builder.getUnknownLoc(), tensor({2, 4, 9, 9}),
+      tensor({8, 2, 3, 3}), Value(), builder.getDenseI64ArrayAttr({2, 2}),
+      builder.getDenseI64ArrayAttr({1, 1, 1, 1}),
+      builder.getDenseI64ArrayAttr({2, 2}), builder.getI64IntegerAttr(2));
   // (9 + 2 - (2 * 2 + 1)) / 2 + 1 = 4
   EXPECT_EQ(shapeOf(op), (ArrayRef<int64_t>{2, 8, 4, 4}));
 }
@@ -76,17 +75,17 @@ TEST_F(TypeInferenceTest, ConvStridedPaddedDilated) {
 TEST_F(TypeInferenceTest, MaxPoolCeilMode) {
   auto op = MaxPoolOp::create(
       builder, builder.getUnknownLoc(), tensor({1, 1, 5, 5}),
-      builder.getDenseI64ArrayAttr({2, 2}), builder.getDenseI64ArrayAttr({2, 2}),
+      builder.getDenseI64ArrayAttr({2, 2}),
+      builder.getDenseI64ArrayAttr({2, 2}),
       builder.getDenseI64ArrayAttr({0, 0, 0, 0}),
       builder.getDenseI64ArrayAttr({1, 1}), builder.getUnitAttr());
   EXPECT_EQ(shapeOf(op), (ArrayRef<int64_t>{1, 1, 3, 3}));
 }
 
 TEST_F(TypeInferenceTest, GatherShape) {
-  auto op = GatherOp::create(builder, builder.getUnknownLoc(),
-                             tensor({10, 6, 4}),
-                             tensor({2, 3}, builder.getI64Type()),
-                             builder.getI64IntegerAttr(1));
+  auto op = GatherOp::create(
+      builder, builder.getUnknownLoc(), tensor({10, 6, 4}),
+      tensor({2, 3}, builder.getI64Type()), builder.getI64IntegerAttr(1));
   EXPECT_EQ(shapeOf(op), (ArrayRef<int64_t>{10, 2, 3, 4}));
 }
 
@@ -108,7 +107,8 @@ TEST_F(TypeInferenceTest, VerifierRejectsBadReshape) {
   ReshapeOp::create(builder, builder.getUnknownLoc(),
                     RankedTensorType::get({5}, builder.getF32Type()),
                     tensor({2, 3}));
-  context.getDiagEngine().registerHandler([](Diagnostic &) { return success(); });
+  context.getDiagEngine().registerHandler(
+      [](Diagnostic &) { return success(); });
   EXPECT_TRUE(failed(verify(*module)));
 }
 

@@ -42,8 +42,7 @@ protected:
     return std::system(command.c_str());
   }
 
-  template <typename T>
-  static std::vector<T> values(const NpyArray &array) {
+  template <typename T> static std::vector<T> values(const NpyArray &array) {
     std::vector<T> result(array.data.size() / sizeof(T));
     std::memcpy(result.data(), array.data.data(), array.data.size());
     return result;

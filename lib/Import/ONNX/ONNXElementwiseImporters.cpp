@@ -14,8 +14,7 @@ using namespace mlir::pipe;
 // Elementwise
 //===----------------------------------------------------------------------===//
 
-template <typename OpTy>
-static LogicalResult importUnary(NodeContext &ctx) {
+template <typename OpTy> static LogicalResult importUnary(NodeContext &ctx) {
   return setResult(ctx, createValue<OpTy>(ctx, ctx.input(0)));
 }
 
@@ -28,8 +27,7 @@ static Value castLike(NodeContext &ctx, Value value, Value like) {
   return CastOp::create(ctx.builder, ctx.loc, type.clone(element), value);
 }
 
-template <typename OpTy>
-static LogicalResult importBinary(NodeContext &ctx) {
+template <typename OpTy> static LogicalResult importBinary(NodeContext &ctx) {
   return setResult(ctx, createValue<OpTy>(ctx, {ctx.input(0), ctx.input(1)}));
 }
 
@@ -39,8 +37,7 @@ static LogicalResult importPow(NodeContext &ctx) {
 }
 
 /// Sum, Max and Min take any number of inputs.
-template <typename OpTy>
-static LogicalResult importVariadic(NodeContext &ctx) {
+template <typename OpTy> static LogicalResult importVariadic(NodeContext &ctx) {
   Value result = ctx.input(0);
   for (unsigned i = 1; i < ctx.numInputs(); ++i) {
     FailureOr<Value> next = createValue<OpTy>(ctx, {result, ctx.input(i)});
@@ -55,21 +52,24 @@ static LogicalResult importVariadic(NodeContext &ctx) {
 template <typename OpTy>
 static LogicalResult importAlpha(NodeContext &ctx, float defaultAlpha) {
   Builder &b = ctx.builder;
-  return setResult(ctx, createValue<OpTy>(
-                            ctx, ctx.input(0),
-                            {b.getNamedAttr("alpha", b.getF32FloatAttr(ctx.getFloat(
-                                                         "alpha", defaultAlpha)))}));
+  return setResult(ctx,
+                   createValue<OpTy>(
+                       ctx, ctx.input(0),
+                       {b.getNamedAttr("alpha", b.getF32FloatAttr(ctx.getFloat(
+                                                    "alpha", defaultAlpha)))}));
 }
 
 static LogicalResult importSelu(NodeContext &ctx) {
   Builder &b = ctx.builder;
   return setResult(
-      ctx, createValue<SeluOp>(
-               ctx, ctx.input(0),
-               {b.getNamedAttr("alpha", b.getF32FloatAttr(ctx.getFloat(
-                                            "alpha", 1.67326319217681884765625f))),
-                b.getNamedAttr("gamma", b.getF32FloatAttr(ctx.getFloat(
-                                            "gamma", 1.05070102214813232421875f)))}));
+      ctx,
+      createValue<SeluOp>(
+          ctx, ctx.input(0),
+          {b.getNamedAttr("alpha", b.getF32FloatAttr(ctx.getFloat(
+                                       "alpha", 1.67326319217681884765625f))),
+           b.getNamedAttr("gamma",
+                          b.getF32FloatAttr(ctx.getFloat(
+                              "gamma", 1.05070102214813232421875f)))}));
 }
 
 static LogicalResult importClip(NodeContext &ctx) {
@@ -77,9 +77,11 @@ static LogicalResult importClip(NodeContext &ctx) {
   SmallVector<NamedAttribute> attrs;
   if (ctx.opset < 11) {
     if (ctx.attribute("min"))
-      attrs.push_back(b.getNamedAttr("min", b.getF64FloatAttr(ctx.getFloat("min", 0))));
+      attrs.push_back(
+          b.getNamedAttr("min", b.getF64FloatAttr(ctx.getFloat("min", 0))));
     if (ctx.attribute("max"))
-      attrs.push_back(b.getNamedAttr("max", b.getF64FloatAttr(ctx.getFloat("max", 0))));
+      attrs.push_back(
+          b.getNamedAttr("max", b.getF64FloatAttr(ctx.getFloat("max", 0))));
   } else {
     const char *names[] = {"min", "max"};
     for (unsigned i = 1; i <= 2; ++i) {
@@ -149,7 +151,8 @@ static LogicalResult importDropout(NodeContext &ctx) {
   SmallVector<NamedAttribute> attrs = {
       b.getNamedAttr("ratio", b.getF32FloatAttr(ratio))};
   if (ctx.attribute("seed"))
-    attrs.push_back(b.getNamedAttr("seed", b.getI64IntegerAttr(ctx.getInt("seed", 0))));
+    attrs.push_back(
+        b.getNamedAttr("seed", b.getI64IntegerAttr(ctx.getInt("seed", 0))));
   return setResult(ctx, createValue<DropoutOp>(ctx, ctx.input(0), attrs));
 }
 
@@ -184,8 +187,11 @@ void mlir::pipe::addElementwiseImporters(NodeImporterTable &table) {
       {"Tanh", {importUnary<TanhOp>, 1, 1, 1}},
       {"Erf", {importUnary<ErfOp>, 1, 1, 1}},
       {"Not", {importUnary<NotOp>, 1, 1, 1}},
-      {"LeakyRelu", {[](NodeContext &c) { return importAlpha<LeakyReluOp>(c, 0.01f); }, 1, 1, 1}},
-      {"Elu", {[](NodeContext &c) { return importAlpha<EluOp>(c, 1.0f); }, 1, 1, 1}},
+      {"LeakyRelu",
+       {[](NodeContext &c) { return importAlpha<LeakyReluOp>(c, 0.01f); }, 1, 1,
+        1}},
+      {"Elu",
+       {[](NodeContext &c) { return importAlpha<EluOp>(c, 1.0f); }, 1, 1, 1}},
       {"Selu", {importSelu, 1, 1, 1}},
       {"Clip", {importClip, 1, 3, 1}},
       {"Cast", {importCast, 1, 1, 1}},

@@ -77,8 +77,9 @@ static std::string describeType(const onnx::TypeProto &type) {
   for (auto [i, dim] : llvm::enumerate(tensor.shape().dim())) {
     if (i)
       text += ", ";
-    text += dim.has_dim_value() ? std::to_string(dim.dim_value())
-                                : dim.has_dim_param() ? dim.dim_param() : "?";
+    text += dim.has_dim_value()   ? std::to_string(dim.dim_value())
+            : dim.has_dim_param() ? dim.dim_param()
+                                  : "?";
   }
   return text + "]";
 }
@@ -95,14 +96,13 @@ static ElementsAttr makeElements(RankedTensorType type, StringRef name,
       return DenseElementsAttr::get(type, values);
     }
     bool splat = false;
-    if (DenseElementsAttr::isValidRawBuffer(type, ArrayRef<char>(bytes.data(),
-                                                                  bytes.size()),
-                                            splat))
+    if (DenseElementsAttr::isValidRawBuffer(
+            type, ArrayRef<char>(bytes.data(), bytes.size()), splat))
       return DenseElementsAttr::getFromRawBuffer(
           type, ArrayRef<char>(bytes.data(), bytes.size()));
   }
-  size_t alignment = std::max<size_t>(
-      1, llvm::divideCeil(type.getElementTypeBitWidth(), 8));
+  size_t alignment =
+      std::max<size_t>(1, llvm::divideCeil(type.getElementTypeBitWidth(), 8));
   return DenseResourceElementsAttr::get(
       type, name.empty() ? "constant" : name,
       HeapAsmResourceBlob::allocateAndCopyWithAlign(
@@ -179,12 +179,10 @@ LogicalResult GraphImporter::checkSupportedOps() {
 }
 
 FailureOr<RankedTensorType>
-GraphImporter::importValueType(const onnx::ValueInfoProto &info,
-                               bool isInput) {
+GraphImporter::importValueType(const onnx::ValueInfoProto &info, bool isInput) {
   const char *role = isInput ? "graph input" : "graph output";
   if (!info.type().has_tensor_type())
-    return emitError() << role << " '" << info.name()
-                       << "' is not a tensor";
+    return emitError() << role << " '" << info.name() << "' is not a tensor";
   const onnx::TypeProto_Tensor &tensor = info.type().tensor_type();
   Type element = convertONNXElementType(context, tensor.elem_type());
   if (!element)
@@ -194,14 +192,13 @@ GraphImporter::importValueType(const onnx::ValueInfoProto &info,
 
   auto override = options.inputShapes.find(info.name());
   if (isInput && override != options.inputShapes.end()) {
-    if (tensor.has_shape() &&
-        static_cast<size_t>(tensor.shape().dim_size()) !=
-            override->second.size())
-      return emitError() << "--input-shape gives "
-                         << override->second.size() << " dimension"
+    if (tensor.has_shape() && static_cast<size_t>(tensor.shape().dim_size()) !=
+                                  override->second.size())
+      return emitError() << "--input-shape gives " << override->second.size()
+                         << " dimension"
                          << (override->second.size() == 1 ? "" : "s")
-                         << " for graph input '" << info.name()
-                         << "' of rank " << tensor.shape().dim_size();
+                         << " for graph input '" << info.name() << "' of rank "
+                         << tensor.shape().dim_size();
     for (auto [i, extent] : llvm::enumerate(override->second)) {
       if (!tensor.has_shape())
         break;
@@ -259,11 +256,11 @@ GraphImporter::importInitializer(const onnx::TensorProto &tensor) {
     {
       OpBuilder::InsertionGuard guard(builder);
       builder.setInsertionPoint(builder.getInsertionBlock()->getParentOp());
-      ParameterOp::create(builder, loc, tensor.name(), type,
-                          /*trainable=*/true,
-                          ExternalAttr::get(context,
-                                            builder.getStringAttr(absolutePath),
-                                            builder.getStringAttr(tensor.name())));
+      ParameterOp::create(
+          builder, loc, tensor.name(), type,
+          /*trainable=*/true,
+          ExternalAttr::get(context, builder.getStringAttr(absolutePath),
+                            builder.getStringAttr(tensor.name())));
     }
     return ParamRefOp::create(builder, loc, type, tensor.name()).getResult();
   }
@@ -272,7 +269,8 @@ GraphImporter::importInitializer(const onnx::TensorProto &tensor) {
   if (std::string error = readTensorBytes(tensor, modelDir, bytes);
       !error.empty())
     return emitError() << error;
-  return ConstantOp::create(builder, loc, makeElements(type, tensor.name(), bytes))
+  return ConstantOp::create(builder, loc,
+                            makeElements(type, tensor.name(), bytes))
       .getResult();
 }
 
@@ -297,9 +295,9 @@ Location GraphImporter::nodeLocation(const onnx::NodeProto &node,
   std::string name = node.name().empty()
                          ? node.op_type() + "_" + std::to_string(index)
                          : node.name();
-  return NameLoc::get(builder.getStringAttr(name),
-                      NameLoc::get(builder.getStringAttr(node.op_type()),
-                                   fileLoc));
+  return NameLoc::get(
+      builder.getStringAttr(name),
+      NameLoc::get(builder.getStringAttr(node.op_type()), fileLoc));
 }
 
 LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
@@ -314,8 +312,9 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
     auto it = values.find(name);
     if (it == values.end())
       return mlir::emitError(loc)
-             << node.op_type() << " node '" << cast<NameLoc>(loc).getName().str() << "' reads '"
-             << name << "', which no earlier node, input or initializer "
+             << node.op_type() << " node '"
+             << cast<NameLoc>(loc).getName().str() << "' reads '" << name
+             << "', which no earlier node, input or initializer "
              << "defines";
     inputs.push_back(it->second);
   }
@@ -336,8 +335,8 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
       diag << "at least " << importer->minInputs;
     else
       diag << importer->minInputs << " to " << importer->maxInputs;
-    return diag << " input" << (importer->maxInputs == 1 ? "" : "s")
-                << ", got " << numInputs;
+    return diag << " input" << (importer->maxInputs == 1 ? "" : "s") << ", got "
+                << numInputs;
   }
   for (unsigned i = 0; i < importer->minInputs; ++i)
     if (!nodeContext.input(i))
@@ -345,11 +344,10 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
   if (numOutputs < 1 || numOutputs > importer->maxOutputs)
     return nodeContext.emitError()
            << "has " << numOutputs << " outputs, expected 1"
-           << (importer->maxOutputs == 1
-                   ? ""
-                   : importer->maxOutputs == ~0u
-                         ? " or more"
-                         : " to " + std::to_string(importer->maxOutputs));
+           << (importer->maxOutputs == 1 ? ""
+               : importer->maxOutputs == ~0u
+                   ? " or more"
+                   : " to " + std::to_string(importer->maxOutputs));
   if (failed(importer->handler(nodeContext)) || nodeContext.badAttribute)
     return failure();
   for (auto [i, name] : llvm::enumerate(node.output())) {
@@ -420,8 +418,8 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
   }
 
   builder.setInsertionPointToEnd(module.getBody());
-  auto function = func::FuncOp::create(
-      builder, fileLoc, "main", builder.getFunctionType(argTypes, {}));
+  auto function = func::FuncOp::create(builder, fileLoc, "main",
+                                       builder.getFunctionType(argTypes, {}));
   Block *entry = function.addEntryBlock();
   for (auto [i, name] : llvm::enumerate(argNames)) {
     function.setArgAttr(i, "pipe.name", builder.getStringAttr(name));
@@ -459,9 +457,9 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
     const onnx::TypeProto &declared = output.type();
     bool compatible = declared.has_tensor_type();
     if (compatible && declared.tensor_type().elem_type() != 0)
-      compatible = convertONNXElementType(
-                       context, declared.tensor_type().elem_type()) ==
-                   actual.getElementType();
+      compatible =
+          convertONNXElementType(context, declared.tensor_type().elem_type()) ==
+          actual.getElementType();
     if (compatible && declared.tensor_type().has_shape()) {
       const onnx::TensorShapeProto &shape = declared.tensor_type().shape();
       compatible = shape.dim_size() == actual.getRank();
@@ -470,27 +468,28 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
                      shape.dim(d).dim_value() == actual.getDimSize(d);
     }
     if (!compatible) {
-      emitError() << "graph output '" << output.name()
-                  << "' is declared as " << describeType(declared)
-                  << " but the graph computes " << actual;
+      emitError() << "graph output '" << output.name() << "' is declared as "
+                  << describeType(declared) << " but the graph computes "
+                  << actual;
       return {};
     }
     results.push_back(it->second);
   }
   func::ReturnOp::create(builder, fileLoc, results);
-  function.setType(builder.getFunctionType(argTypes,
-                                           ValueRange(results).getTypes()));
+  function.setType(
+      builder.getFunctionType(argTypes, ValueRange(results).getTypes()));
   for (auto [i, output] : llvm::enumerate(graph.output()))
-    function.setResultAttr(i, "pipe.name", builder.getStringAttr(output.name()));
+    function.setResultAttr(i, "pipe.name",
+                           builder.getStringAttr(output.name()));
 
   if (failed(verify(module)))
     return {};
   return owned;
 }
 
-OwningOpRef<ModuleOp> mlir::pipe::importONNXModel(StringRef path,
-                                                  MLIRContext *context,
-                                                  const ImportONNXOptions &options) {
+OwningOpRef<ModuleOp>
+mlir::pipe::importONNXModel(StringRef path, MLIRContext *context,
+                            const ImportONNXOptions &options) {
   context->loadDialect<PipeDialect, func::FuncDialect>();
   onnx::ModelProto model;
   if (std::string error = loadONNXModel(path, options.check, model);
@@ -501,9 +500,9 @@ OwningOpRef<ModuleOp> mlir::pipe::importONNXModel(StringRef path,
   return GraphImporter(context, path, model, options).run();
 }
 
-std::string mlir::pipe::readONNXInitializers(StringRef path,
-                                             ArrayRef<std::string> names,
-                                             llvm::StringMap<std::string> &bytes) {
+std::string
+mlir::pipe::readONNXInitializers(StringRef path, ArrayRef<std::string> names,
+                                 llvm::StringMap<std::string> &bytes) {
   onnx::ModelProto model;
   if (std::string error = loadONNXModel(path, /*check=*/false, model);
       !error.empty())

@@ -58,7 +58,8 @@ public:
   /// `type` is reported once and makes the node fail to import.
   const onnx::AttributeProto *attribute(StringRef name) const;
   const onnx::AttributeProto *
-  typedAttribute(StringRef name, onnx::AttributeProto::AttributeType type) const;
+  typedAttribute(StringRef name,
+                 onnx::AttributeProto::AttributeType type) const;
   /// Whether an attribute had the wrong type (already reported).
   mutable bool badAttribute = false;
   int64_t getInt(StringRef name, int64_t defaultValue) const;
@@ -89,8 +90,8 @@ public:
     MLIRContext *context = builder.getContext();
     DictionaryAttr dictionary = DictionaryAttr::get(context, attributes);
     typename OpTy::Properties properties;
-    if (failed(OpTy::setPropertiesFromAttr(
-            properties, dictionary, [&] { return emitError(); })))
+    if (failed(OpTy::setPropertiesFromAttr(properties, dictionary,
+                                           [&] { return emitError(); })))
       return failure();
     SmallVector<Type> types;
     if (failed(OpTy::inferReturnTypes(context, loc, operands, dictionary,
@@ -135,7 +136,6 @@ struct NodeImporter {
 
 /// The importer of an ONNX op type of the default domain, or null.
 const NodeImporter *lookupNodeImporter(StringRef opType);
-
 
 //===----------------------------------------------------------------------===//
 // Helpers shared by the importers of each op family

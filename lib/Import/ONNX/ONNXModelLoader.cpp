@@ -28,7 +28,8 @@ int64_t mlir::pipe::getDefaultOpset(const onnx::ModelProto &model) {
 }
 
 int64_t mlir::pipe::getMaxKnownOpset() {
-  const auto &map = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+  const auto &map =
+      onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
   auto it = map.find(onnx::ONNX_DOMAIN);
   return it == map.end() ? 0 : it->second.second;
 }
@@ -72,8 +73,8 @@ static std::string runShapeInference(const onnx::ModelProto &model,
       onnx::shape_inference::InferShapes(
           copy, onnx::OpSchemaRegistry::Instance(), options);
     } catch (const std::exception &exception) {
-      error = "ONNX shape inference rejects '" + path.str() + "': " +
-              llvm::StringRef(exception.what()).trim().str();
+      error = "ONNX shape inference rejects '" + path.str() +
+              "': " + llvm::StringRef(exception.what()).trim().str();
     }
   });
   return error;
@@ -125,8 +126,8 @@ std::string mlir::pipe::loadONNXModel(llvm::StringRef path, bool check,
     else
       onnx::checker::check_model(model);
   } catch (const std::exception &error) {
-    return "the ONNX checker rejects '" + path.str() + "': " +
-           llvm::StringRef(error.what()).trim().str();
+    return "the ONNX checker rejects '" + path.str() +
+           "': " + llvm::StringRef(error.what()).trim().str();
   }
   return runShapeInference(model, path);
 }
@@ -191,8 +192,8 @@ static std::string readExternalBytes(const onnx::TensorProto &tensor,
   if (llvm::sys::path::is_absolute(location))
     return what + " uses the absolute path '" + location +
            "'; only paths relative to the model's folder are allowed";
-  for (llvm::StringRef part : llvm::make_range(
-           llvm::sys::path::begin(location), llvm::sys::path::end(location)))
+  for (llvm::StringRef part : llvm::make_range(llvm::sys::path::begin(location),
+                                               llvm::sys::path::end(location)))
     if (part == "..")
       return what + " at '" + location + "' points outside the model's folder";
 
@@ -212,8 +213,8 @@ static std::string readExternalBytes(const onnx::TensorProto &tensor,
 
   uint64_t fileSize = 0;
   if (std::error_code error = llvm::sys::fs::file_size(realFile, fileSize))
-    return what + ": cannot open '" + file.str().str() + "': " +
-           error.message();
+    return what + ": cannot open '" + file.str().str() +
+           "': " + error.message();
   if (offset > fileSize)
     return what + ": offset " + std::to_string(offset) +
            " is past the end of '" + location + "' (" +
@@ -229,8 +230,8 @@ static std::string readExternalBytes(const onnx::TensorProto &tensor,
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
       llvm::MemoryBuffer::getFileSlice(realFile, size, offset);
   if (std::error_code error = buffer.getError())
-    return what + ": cannot read '" + file.str().str() + "': " +
-           error.message();
+    return what + ": cannot read '" + file.str().str() +
+           "': " + error.message();
   bytes->assign((*buffer)->getBufferStart(), size);
   return "";
 }

@@ -1,4 +1,5 @@
-//===- ONNXNNImporters.cpp - contraction, conv, norm ops -------------------===//
+//===- ONNXNNImporters.cpp - contraction, conv, norm ops
+//-------------------===//
 //
 // MatMul and Gemm, convolution and pooling, normalization, softmax,
 // reductions and losses.
@@ -40,8 +41,8 @@ static LogicalResult importConv(NodeContext &ctx) {
   auto dilations = intsOr(ctx, "dilations", n, 1);
   if (failed(strides) || failed(dilations))
     return failure();
-  auto pads = resolvePads(ctx, input.getShape().drop_front(2), kernel,
-                          *strides, *dilations);
+  auto pads = resolvePads(ctx, input.getShape().drop_front(2), kernel, *strides,
+                          *dilations);
   if (failed(pads))
     return failure();
   Builder &b = ctx.builder;
@@ -52,7 +53,8 @@ static LogicalResult importConv(NodeContext &ctx) {
                {b.getNamedAttr("strides", b.getDenseI64ArrayAttr(*strides)),
                 b.getNamedAttr("pads", b.getDenseI64ArrayAttr(*pads)),
                 b.getNamedAttr("dilations", b.getDenseI64ArrayAttr(*dilations)),
-                b.getNamedAttr("group", b.getI64IntegerAttr(ctx.getInt("group", 1)))}));
+                b.getNamedAttr("group",
+                               b.getI64IntegerAttr(ctx.getInt("group", 1)))}));
 }
 
 static LogicalResult importConvTranspose(NodeContext &ctx) {
@@ -77,18 +79,17 @@ static LogicalResult importConvTranspose(NodeContext &ctx) {
       if (given.size() == n + 2)
         given = given.drop_front(2);
       if (given.size() != n)
-        return ctx.emitError() << "output_shape has " << outputShape->size()
-                               << " entries";
+        return ctx.emitError()
+               << "output_shape has " << outputShape->size() << " entries";
       target.assign(given.begin(), given.end());
     } else {
       for (size_t i = 0; i < n; ++i)
         target.push_back(input.getDimSize(2 + i) * (*strides)[i]);
     }
     for (size_t i = 0; i < n; ++i) {
-      int64_t total = (*strides)[i] * (input.getDimSize(2 + i) - 1) +
-                      (*outputPadding)[i] +
-                      ((weight.getDimSize(2 + i) - 1) * (*dilations)[i] + 1) -
-                      target[i];
+      int64_t total =
+          (*strides)[i] * (input.getDimSize(2 + i) - 1) + (*outputPadding)[i] +
+          ((weight.getDimSize(2 + i) - 1) * (*dilations)[i] + 1) - target[i];
       // A larger output_shape than the strides produce is reached with
       // extra output padding at the end (as onnxruntime and the ONNX
       // reference do).
@@ -116,18 +117,18 @@ static LogicalResult importConvTranspose(NodeContext &ctx) {
   Builder &b = ctx.builder;
   SmallVector<Value> operands = ctx.presentInputs();
   return setResult(
-      ctx,
-      createValue<ConvTransposeOp>(
-          ctx, operands,
-          {b.getNamedAttr("strides", b.getDenseI64ArrayAttr(*strides)),
-           b.getNamedAttr("pads", b.getDenseI64ArrayAttr(pads)),
-           b.getNamedAttr("dilations", b.getDenseI64ArrayAttr(*dilations)),
-           b.getNamedAttr("output_padding", b.getDenseI64ArrayAttr(*outputPadding)),
-           b.getNamedAttr("group", b.getI64IntegerAttr(ctx.getInt("group", 1)))}));
+      ctx, createValue<ConvTransposeOp>(
+               ctx, operands,
+               {b.getNamedAttr("strides", b.getDenseI64ArrayAttr(*strides)),
+                b.getNamedAttr("pads", b.getDenseI64ArrayAttr(pads)),
+                b.getNamedAttr("dilations", b.getDenseI64ArrayAttr(*dilations)),
+                b.getNamedAttr("output_padding",
+                               b.getDenseI64ArrayAttr(*outputPadding)),
+                b.getNamedAttr("group",
+                               b.getI64IntegerAttr(ctx.getInt("group", 1)))}));
 }
 
-template <typename OpTy>
-static LogicalResult importPool(NodeContext &ctx) {
+template <typename OpTy> static LogicalResult importPool(NodeContext &ctx) {
   constexpr bool isMax = std::is_same_v<OpTy, MaxPoolOp>;
   if (isMax && ctx.outputUsed(1))
     return ctx.emitError() << "the Indices output is not supported";
@@ -155,7 +156,8 @@ static LogicalResult importPool(NodeContext &ctx) {
       b.getNamedAttr("strides", b.getDenseI64ArrayAttr(*strides)),
       b.getNamedAttr("pads", b.getDenseI64ArrayAttr(*pads))};
   if constexpr (isMax)
-    attrs.push_back(b.getNamedAttr("dilations", b.getDenseI64ArrayAttr(*dilations)));
+    attrs.push_back(
+        b.getNamedAttr("dilations", b.getDenseI64ArrayAttr(*dilations)));
   if (ctx.getInt("ceil_mode", 0))
     attrs.push_back(b.getNamedAttr("ceil_mode", b.getUnitAttr()));
   if (!isMax && ctx.getInt("count_include_pad", 0))
@@ -177,13 +179,14 @@ static LogicalResult importBatchNorm(NodeContext &ctx) {
   SmallVector<Value> operands;
   for (unsigned i = 0; i < 5; ++i)
     operands.push_back(ctx.input(i));
-  SmallVector<NamedAttribute> attrs = {
-      b.getNamedAttr("epsilon", b.getF32FloatAttr(ctx.getFloat("epsilon", 1e-5f)))};
+  SmallVector<NamedAttribute> attrs = {b.getNamedAttr(
+      "epsilon", b.getF32FloatAttr(ctx.getFloat("epsilon", 1e-5f)))};
   if (!training)
     return setResult(ctx, createValue<BatchNormOp>(ctx, operands, attrs));
   attrs.push_back(b.getNamedAttr(
       "momentum", b.getF32FloatAttr(ctx.getFloat("momentum", 0.9f))));
-  FailureOr<BatchNormTrainOp> op = ctx.create<BatchNormTrainOp>(operands, attrs);
+  FailureOr<BatchNormTrainOp> op =
+      ctx.create<BatchNormTrainOp>(operands, attrs);
   if (failed(op))
     return failure();
   llvm::append_range(ctx.results, op->getResults());
@@ -204,24 +207,25 @@ static LogicalResult importLayerNorm(NodeContext &ctx) {
   Builder &b = ctx.builder;
   SmallVector<Value> operands = ctx.presentInputs();
   return setResult(
-      ctx, createValue<LayerNormOp>(
-               ctx, operands,
-               {b.getNamedAttr("axis", b.getI64IntegerAttr(*axis)),
-                b.getNamedAttr("epsilon",
-                               b.getF32FloatAttr(ctx.getFloat("epsilon", 1e-5f)))}));
+      ctx,
+      createValue<LayerNormOp>(
+          ctx, operands,
+          {b.getNamedAttr("axis", b.getI64IntegerAttr(*axis)),
+           b.getNamedAttr("epsilon",
+                          b.getF32FloatAttr(ctx.getFloat("epsilon", 1e-5f)))}));
 }
 
 static LogicalResult importInstanceNorm(NodeContext &ctx) {
   Builder &b = ctx.builder;
   return setResult(
-      ctx, createValue<InstanceNormOp>(
-               ctx, {ctx.input(0), ctx.input(1), ctx.input(2)},
-               {b.getNamedAttr("epsilon",
-                               b.getF32FloatAttr(ctx.getFloat("epsilon", 1e-5f)))}));
+      ctx,
+      createValue<InstanceNormOp>(
+          ctx, {ctx.input(0), ctx.input(1), ctx.input(2)},
+          {b.getNamedAttr("epsilon",
+                          b.getF32FloatAttr(ctx.getFloat("epsilon", 1e-5f)))}));
 }
 
-template <typename OpTy>
-static LogicalResult importSoftmax(NodeContext &ctx) {
+template <typename OpTy> static LogicalResult importSoftmax(NodeContext &ctx) {
   RankedTensorType type = ctx.inputType(0);
   int64_t rank = type.getRank();
   Builder &b = ctx.builder;
@@ -229,8 +233,10 @@ static LogicalResult importSoftmax(NodeContext &ctx) {
     FailureOr<int64_t> axis = normalizeAxis(ctx, ctx.getInt("axis", -1), rank);
     if (failed(axis))
       return failure();
-    return setResult(ctx, createValue<OpTy>(ctx, ctx.input(0),
-                                            {b.getNamedAttr("axis", b.getI64IntegerAttr(*axis))}));
+    return setResult(ctx,
+                     createValue<OpTy>(
+                         ctx, ctx.input(0),
+                         {b.getNamedAttr("axis", b.getI64IntegerAttr(*axis))}));
   }
   // Before opset 13 the input is flattened to [prod(:axis), prod(axis:)].
   FailureOr<int64_t> axis = normalizeAxis(ctx, ctx.getInt("axis", 1), rank);
@@ -240,8 +246,8 @@ static LogicalResult importSoftmax(NodeContext &ctx) {
   for (int64_t d = 0; d < rank; ++d)
     (d < *axis ? outer : inner) *= type.getDimSize(d);
   Value flat = ctx.reshape(ctx.input(0), {outer, inner});
-  FailureOr<Value> result =
-      createValue<OpTy>(ctx, flat, {b.getNamedAttr("axis", b.getI64IntegerAttr(1))});
+  FailureOr<Value> result = createValue<OpTy>(
+      ctx, flat, {b.getNamedAttr("axis", b.getI64IntegerAttr(1))});
   if (failed(result))
     return failure();
   ctx.results.push_back(ctx.reshape(*result, type.getShape()));
@@ -284,8 +290,7 @@ static LogicalResult importReduce(NodeContext &ctx, int64_t axesInputSince) {
   return setResult(ctx, createValue<OpTy>(ctx, ctx.input(0), attrs));
 }
 
-template <typename OpTy>
-static LogicalResult importLoss(NodeContext &ctx) {
+template <typename OpTy> static LogicalResult importLoss(NodeContext &ctx) {
   std::string reductionName = ctx.getString("reduction", "mean");
   std::optional<Reduction> reduction = symbolizeReduction(reductionName);
   if (!reduction)
@@ -303,9 +308,10 @@ static LogicalResult importLoss(NodeContext &ctx) {
   // SoftmaxCrossEntropyLoss may also return the log-probabilities.
   if constexpr (std::is_same_v<OpTy, SoftmaxCrossEntropyLossOp>) {
     if (ctx.outputUsed(1))
-      return setResult(ctx, createValue<LogSoftmaxOp>(
-                                ctx, ctx.input(0),
-                                {b.getNamedAttr("axis", b.getI64IntegerAttr(1))}));
+      return setResult(ctx,
+                       createValue<LogSoftmaxOp>(
+                           ctx, ctx.input(0),
+                           {b.getNamedAttr("axis", b.getI64IntegerAttr(1))}));
   }
   return success();
 }
@@ -327,10 +333,18 @@ void mlir::pipe::addNNImporters(NodeImporterTable &table) {
       {"InstanceNormalization", {importInstanceNorm, 3, 3, 1}},
       {"Softmax", {importSoftmax<SoftmaxOp>, 1, 1, 1}},
       {"LogSoftmax", {importSoftmax<LogSoftmaxOp>, 1, 1, 1}},
-      {"ReduceMean", {[](NodeContext &c) { return importReduce<ReduceMeanOp>(c, 18); }, 1, 2, 1}},
-      {"ReduceSum", {[](NodeContext &c) { return importReduce<ReduceSumOp>(c, 13); }, 1, 2, 1}},
-      {"ReduceMax", {[](NodeContext &c) { return importReduce<ReduceMaxOp>(c, 18); }, 1, 2, 1}},
-      {"SoftmaxCrossEntropyLoss", {importLoss<SoftmaxCrossEntropyLossOp>, 2, 3, 2}},
-      {"NegativeLogLikelihoodLoss", {importLoss<NegativeLogLikelihoodLossOp>, 2, 3, 1}},
+      {"ReduceMean",
+       {[](NodeContext &c) { return importReduce<ReduceMeanOp>(c, 18); }, 1, 2,
+        1}},
+      {"ReduceSum",
+       {[](NodeContext &c) { return importReduce<ReduceSumOp>(c, 13); }, 1, 2,
+        1}},
+      {"ReduceMax",
+       {[](NodeContext &c) { return importReduce<ReduceMaxOp>(c, 18); }, 1, 2,
+        1}},
+      {"SoftmaxCrossEntropyLoss",
+       {importLoss<SoftmaxCrossEntropyLossOp>, 2, 3, 2}},
+      {"NegativeLogLikelihoodLoss",
+       {importLoss<NegativeLogLikelihoodLossOp>, 2, 3, 1}},
   });
 }

@@ -21,8 +21,8 @@ bool NodeContext::outputUsed(unsigned i) const {
 }
 
 InFlightDiagnostic NodeContext::emitError() const {
-  return mlir::emitError(loc) << node.op_type() << " node '" << displayName
-                              << "': ";
+  return mlir::emitError(loc)
+         << node.op_type() << " node '" << displayName << "': ";
 }
 
 const onnx::AttributeProto *NodeContext::attribute(StringRef name) const {
@@ -65,8 +65,7 @@ std::string NodeContext::getString(StringRef name,
   return attr ? attr->s() : defaultValue.str();
 }
 
-std::optional<SmallVector<int64_t>>
-NodeContext::getInts(StringRef name) const {
+std::optional<SmallVector<int64_t>> NodeContext::getInts(StringRef name) const {
   const onnx::AttributeProto *attr =
       typedAttribute(name, onnx::AttributeProto::INTS);
   if (!attr)
@@ -148,9 +147,8 @@ Value NodeContext::reshape(Value value, ArrayRef<int64_t> shape) {
   auto type = cast<RankedTensorType>(value.getType());
   if (type.getShape() == shape)
     return value;
-  return ReshapeOp::create(builder, loc,
-                           RankedTensorType::get(shape, type.getElementType()),
-                           value);
+  return ReshapeOp::create(
+      builder, loc, RankedTensorType::get(shape, type.getElementType()), value);
 }
 
 //===----------------------------------------------------------------------===//
@@ -173,12 +171,11 @@ LogicalResult mlir::pipe::setResult(NodeContext &ctx, FailureOr<Value> value) {
   return success();
 }
 
-
 /// Resolves ONNX `auto_pad` and `pads` into explicit begin/end pads.
 FailureOr<SmallVector<int64_t>>
 mlir::pipe::resolvePads(NodeContext &ctx, ArrayRef<int64_t> spatial,
-            ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
-            ArrayRef<int64_t> dilations) {
+                        ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
+                        ArrayRef<int64_t> dilations) {
   size_t n = spatial.size();
   std::string autoPad = ctx.getString("auto_pad", "NOTSET");
   SmallVector<int64_t> pads(2 * n, 0);
@@ -198,9 +195,9 @@ mlir::pipe::resolvePads(NodeContext &ctx, ArrayRef<int64_t> spatial,
                            << autoPad << "'";
   for (size_t i = 0; i < n; ++i) {
     int64_t out = llvm::divideCeil(spatial[i], strides[i]);
-    int64_t total = std::max<int64_t>(
-        0, (out - 1) * strides[i] + dilations[i] * (kernel[i] - 1) + 1 -
-               spatial[i]);
+    int64_t total = std::max<int64_t>(0, (out - 1) * strides[i] +
+                                             dilations[i] * (kernel[i] - 1) +
+                                             1 - spatial[i]);
     int64_t small = total / 2, large = total - small;
     pads[i] = autoPad == "SAME_UPPER" ? small : large;
     pads[n + i] = autoPad == "SAME_UPPER" ? large : small;
@@ -209,9 +206,8 @@ mlir::pipe::resolvePads(NodeContext &ctx, ArrayRef<int64_t> spatial,
 }
 
 /// An integer list attribute with a default of `n` copies of `fill`.
-FailureOr<SmallVector<int64_t>> mlir::pipe::intsOr(NodeContext &ctx,
-                                                  StringRef name, size_t n,
-                                                  int64_t fill) {
+FailureOr<SmallVector<int64_t>>
+mlir::pipe::intsOr(NodeContext &ctx, StringRef name, size_t n, int64_t fill) {
   auto values = ctx.getInts(name);
   if (!values)
     return SmallVector<int64_t>(n, fill);
@@ -223,7 +219,8 @@ FailureOr<SmallVector<int64_t>> mlir::pipe::intsOr(NodeContext &ctx,
 
 /// Reads axes from the attribute (older opsets) or input `inputIndex`.
 FailureOr<std::optional<SmallVector<int64_t>>>
-mlir::pipe::axesFromAttrOrInput(NodeContext &ctx, int64_t inputSince, unsigned inputIndex) {
+mlir::pipe::axesFromAttrOrInput(NodeContext &ctx, int64_t inputSince,
+                                unsigned inputIndex) {
   if (ctx.opset < inputSince)
     return ctx.getInts("axes");
   if (!ctx.input(inputIndex))

@@ -1,4 +1,5 @@
-//===- ONNXShapeImporters.cpp - shape and constant ONNX ops ----------------===//
+//===- ONNXShapeImporters.cpp - shape and constant ONNX ops
+//----------------===//
 //
 // Reshapes, data movement, and the constant-producing ops that static shapes
 // fold at import (Shape, Size, Constant, ConstantOfShape, Range).
@@ -39,8 +40,8 @@ static LogicalResult importReshape(NodeContext &ctx) {
   for (auto [i, extent] : llvm::enumerate(shape)) {
     if (extent == 0 && !allowZero) {
       if (static_cast<int64_t>(i) >= type.getRank())
-        return ctx.emitError() << "shape entry " << i
-                               << " copies a dimension the input lacks";
+        return ctx.emitError()
+               << "shape entry " << i << " copies a dimension the input lacks";
       extent = type.getDimSize(i);
     }
     if (extent == -1) {
@@ -55,8 +56,8 @@ static LogicalResult importReshape(NodeContext &ctx) {
   }
   if (inferred >= 0) {
     if (known == 0 || type.getNumElements() % known)
-      return ctx.emitError() << "cannot reshape " << type << " to "
-                             << formatShape(shape);
+      return ctx.emitError()
+             << "cannot reshape " << type << " to " << formatShape(shape);
     shape[inferred] = type.getNumElements() / known;
   }
   if (known * (inferred >= 0 ? shape[inferred] : 1) != type.getNumElements())
@@ -96,8 +97,8 @@ static LogicalResult importSqueeze(NodeContext &ctx) {
       if (failed(a))
         return failure();
       if (type.getDimSize(*a) != 1)
-        return ctx.emitError() << "cannot squeeze axis " << *a
-                               << " of extent " << type.getDimSize(*a);
+        return ctx.emitError() << "cannot squeeze axis " << *a << " of extent "
+                               << type.getDimSize(*a);
       drop[*a] = true;
     }
   }
@@ -144,26 +145,29 @@ static LogicalResult importTranspose(NodeContext &ctx) {
       perm.push_back(d);
   }
   Builder &b = ctx.builder;
-  return setResult(ctx, createValue<TransposeOp>(
-                            ctx, ctx.input(0),
-                            {b.getNamedAttr("perm", b.getDenseI64ArrayAttr(perm))}));
+  return setResult(ctx,
+                   createValue<TransposeOp>(
+                       ctx, ctx.input(0),
+                       {b.getNamedAttr("perm", b.getDenseI64ArrayAttr(perm))}));
 }
 
 static LogicalResult importConcat(NodeContext &ctx) {
-  FailureOr<int64_t> axis = normalizeAxis(ctx, ctx.getInt("axis", 0),
-                                          ctx.inputType(0).getRank());
+  FailureOr<int64_t> axis =
+      normalizeAxis(ctx, ctx.getInt("axis", 0), ctx.inputType(0).getRank());
   if (failed(axis))
     return failure();
   SmallVector<Value> operands = ctx.presentInputs();
   Builder &b = ctx.builder;
-  return setResult(ctx, createValue<ConcatOp>(
-                            ctx, operands,
-                            {b.getNamedAttr("axis", b.getI64IntegerAttr(*axis))}));
+  return setResult(
+      ctx,
+      createValue<ConcatOp>(
+          ctx, operands, {b.getNamedAttr("axis", b.getI64IntegerAttr(*axis))}));
 }
 
 static LogicalResult importSplit(NodeContext &ctx) {
   RankedTensorType type = ctx.inputType(0);
-  FailureOr<int64_t> axis = normalizeAxis(ctx, ctx.getInt("axis", 0), type.getRank());
+  FailureOr<int64_t> axis =
+      normalizeAxis(ctx, ctx.getInt("axis", 0), type.getRank());
   if (failed(axis))
     return failure();
   int64_t extent = type.getDimSize(*axis);
@@ -192,9 +196,8 @@ static LogicalResult importSplit(NodeContext &ctx) {
       sizes.push_back(std::min(size, left));
   }
   if (static_cast<int64_t>(sizes.size()) != ctx.node.output_size())
-    return ctx.emitError() << "split has " << sizes.size()
-                           << " pieces for " << ctx.node.output_size()
-                           << " outputs";
+    return ctx.emitError() << "split has " << sizes.size() << " pieces for "
+                           << ctx.node.output_size() << " outputs";
   SmallVector<Type> types;
   for (int64_t size : sizes) {
     SmallVector<int64_t> shape(type.getShape());
@@ -275,8 +278,9 @@ static LogicalResult importSlice(NodeContext &ctx) {
       start = clampIndex(starts[i], -1, extent - 1);
       end = clampIndex(ends[i], -1, extent - 1);
     }
-    int64_t count = step > 0 ? llvm::divideCeil(std::max<int64_t>(0, end - start), step)
-                             : llvm::divideCeil(std::max<int64_t>(0, start - end), -step);
+    int64_t count =
+        step > 0 ? llvm::divideCeil(std::max<int64_t>(0, end - start), step)
+                 : llvm::divideCeil(std::max<int64_t>(0, start - end), -step);
     offsets[*axis] = count ? start : 0;
     sizes[*axis] = count;
     strides[*axis] = step;
@@ -291,14 +295,15 @@ static LogicalResult importSlice(NodeContext &ctx) {
 }
 
 static LogicalResult importGather(NodeContext &ctx) {
-  FailureOr<int64_t> axis = normalizeAxis(ctx, ctx.getInt("axis", 0),
-                                          ctx.inputType(0).getRank());
+  FailureOr<int64_t> axis =
+      normalizeAxis(ctx, ctx.getInt("axis", 0), ctx.inputType(0).getRank());
   if (failed(axis))
     return failure();
   Builder &b = ctx.builder;
-  return setResult(ctx, createValue<GatherOp>(
-                            ctx, {ctx.input(0), ctx.input(1)},
-                            {b.getNamedAttr("axis", b.getI64IntegerAttr(*axis))}));
+  return setResult(ctx,
+                   createValue<GatherOp>(
+                       ctx, {ctx.input(0), ctx.input(1)},
+                       {b.getNamedAttr("axis", b.getI64IntegerAttr(*axis))}));
 }
 
 static LogicalResult importExpand(NodeContext &ctx) {
@@ -326,9 +331,10 @@ static LogicalResult importTile(NodeContext &ctx) {
   if (failed(repeats))
     return failure();
   Builder &b = ctx.builder;
-  return setResult(ctx, createValue<TileOp>(
-                            ctx, ctx.input(0),
-                            {b.getNamedAttr("repeats", b.getDenseI64ArrayAttr(*repeats))}));
+  return setResult(
+      ctx, createValue<TileOp>(
+               ctx, ctx.input(0),
+               {b.getNamedAttr("repeats", b.getDenseI64ArrayAttr(*repeats))}));
 }
 
 static LogicalResult importPad(NodeContext &ctx) {
@@ -336,8 +342,8 @@ static LogicalResult importPad(NodeContext &ctx) {
   std::string modeName = ctx.getString("mode", "constant");
   std::optional<PadMode> mode = symbolizePadMode(modeName);
   if (!mode)
-    return ctx.emitError() << "unsupported attribute value: mode '"
-                           << modeName << "'";
+    return ctx.emitError() << "unsupported attribute value: mode '" << modeName
+                           << "'";
   SmallVector<int64_t> pads;
   double value = 0.0;
   if (ctx.opset < 11) {
@@ -414,24 +420,28 @@ static LogicalResult importShape(NodeContext &ctx) {
   end = std::clamp<int64_t>(end < 0 ? end + rank : end, 0, rank);
   SmallVector<int64_t> dims(shape.begin() + start,
                             shape.begin() + std::max(start, end));
-  ctx.results.push_back(ctx.i64Constant(dims, {static_cast<int64_t>(dims.size())}));
+  ctx.results.push_back(
+      ctx.i64Constant(dims, {static_cast<int64_t>(dims.size())}));
   return success();
 }
 
 static LogicalResult importSize(NodeContext &ctx) {
-  ctx.results.push_back(ctx.i64Constant({ctx.inputType(0).getNumElements()}, {}));
+  ctx.results.push_back(
+      ctx.i64Constant({ctx.inputType(0).getNumElements()}, {}));
   return success();
 }
 
 /// Builds an elements attribute from an ONNX TensorProto attribute value.
-static FailureOr<DenseElementsAttr> tensorAttribute(NodeContext &ctx,
-                                                    const onnx::TensorProto &tensor) {
-  Type element = convertONNXElementType(ctx.builder.getContext(), tensor.data_type());
+static FailureOr<DenseElementsAttr>
+tensorAttribute(NodeContext &ctx, const onnx::TensorProto &tensor) {
+  Type element =
+      convertONNXElementType(ctx.builder.getContext(), tensor.data_type());
   if (!element)
     return ctx.emitError() << "unsupported tensor data type "
                            << tensor.data_type();
   auto type = RankedTensorType::get(
-      SmallVector<int64_t>(tensor.dims().begin(), tensor.dims().end()), element);
+      SmallVector<int64_t>(tensor.dims().begin(), tensor.dims().end()),
+      element);
   std::string bytes;
   if (std::string error = readTensorBytes(tensor, /*modelDir=*/"", bytes);
       !error.empty())
@@ -466,7 +476,8 @@ static LogicalResult importConstant(NodeContext &ctx) {
   if (const onnx::AttributeProto *value = ctx.attribute("value_floats")) {
     SmallVector<float> values(value->floats().begin(), value->floats().end());
     ctx.results.push_back(ctx.constant(DenseElementsAttr::get(
-        RankedTensorType::get({static_cast<int64_t>(values.size())}, b.getF32Type()),
+        RankedTensorType::get({static_cast<int64_t>(values.size())},
+                              b.getF32Type()),
         ArrayRef<float>(values))));
     return success();
   }
@@ -514,28 +525,32 @@ static LogicalResult importRange(NodeContext &ctx) {
   auto scalar = [](DenseElementsAttr attr) -> double {
     if (isa<FloatType>(attr.getElementType()))
       return (*attr.getValues<APFloat>().begin()).convertToDouble();
-    return static_cast<double>((*attr.getValues<APInt>().begin()).getSExtValue());
+    return static_cast<double>(
+        (*attr.getValues<APInt>().begin()).getSExtValue());
   };
   double s = scalar(start), l = scalar(limit), d = scalar(delta);
   if (d == 0)
     return ctx.emitError() << "delta is zero";
-  int64_t count = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((l - s) / d)));
+  int64_t count =
+      std::max<int64_t>(0, static_cast<int64_t>(std::ceil((l - s) / d)));
   auto type = RankedTensorType::get({count}, element);
   if (auto floatType = dyn_cast<FloatType>(element)) {
     SmallVector<APFloat> values;
     for (int64_t i = 0; i < count; ++i) {
       APFloat v(s + i * d);
       bool lost;
-      v.convert(floatType.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
+      v.convert(floatType.getFloatSemantics(), APFloat::rmNearestTiesToEven,
+                &lost);
       values.push_back(v);
     }
     ctx.results.push_back(ctx.constant(DenseElementsAttr::get(type, values)));
   } else {
     SmallVector<APInt> values;
     for (int64_t i = 0; i < count; ++i)
-      values.push_back(APInt(element.getIntOrFloatBitWidth(),
-                             static_cast<int64_t>(s) + i * static_cast<int64_t>(d),
-                             /*isSigned=*/true));
+      values.push_back(
+          APInt(element.getIntOrFloatBitWidth(),
+                static_cast<int64_t>(s) + i * static_cast<int64_t>(d),
+                /*isSigned=*/true));
     ctx.results.push_back(ctx.constant(DenseElementsAttr::get(type, values)));
   }
   return success();

@@ -17,10 +17,10 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/ScopeExit.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
@@ -241,7 +241,8 @@ static LogicalResult writePorts(llvm::raw_ostream &os, const char *name,
     os << "}},\n";
   }
   if (!count)
-    os << "    {\"\", pipe_rt::DType::F32, {}}, // none: C++ arrays are not empty\n";
+    os << "    {\"\", pipe_rt::DType::F32, {}}, // none: C++ arrays are not "
+          "empty\n";
   os << "};\nconstexpr size_t " << name << "Count = " << count << ";\n";
   return success();
 }
@@ -251,8 +252,8 @@ static LogicalResult writeFile(Location loc, StringRef path,
   std::error_code error;
   llvm::raw_fd_ostream file(path, error);
   if (error)
-    return emitError(loc) << "cannot write '" << path << "': "
-                          << error.message();
+    return emitError(loc) << "cannot write '" << path
+                          << "': " << error.message();
   file << contents;
   return success();
 }
@@ -267,8 +268,7 @@ static LogicalResult readParameters(ModuleOp module, func::FuncOp main,
         ref, ref.getNameAttr());
     Attribute initial = parameter.getInitialValueAttr();
     if (auto external = dyn_cast_if_present<ExternalAttr>(initial)) {
-      byFile[external.getFile().getValue()].push_back(
-          external.getKey().str());
+      byFile[external.getFile().getValue()].push_back(external.getKey().str());
       keyOf[external.getKey().getValue()] = parameter.getSymName().str();
       continue;
     }
@@ -354,8 +354,7 @@ LogicalResult mlir::pipe::emitCPUProgram(ModuleOp module, StringRef outDir,
   if (llvm::sys::fs::exists(outDir)) {
     std::error_code error;
     llvm::sys::fs::directory_iterator it(outDir, error), end;
-    if (!error && it != end &&
-        !llvm::sys::fs::exists(outDir + "/plan.json"))
+    if (!error && it != end && !llvm::sys::fs::exists(outDir + "/plan.json"))
       return emitError(loc) << "'" << outDir
                             << "' exists and is not a pipe output folder; "
                                "refusing to overwrite it";
@@ -393,8 +392,7 @@ LogicalResult mlir::pipe::emitCPUProgram(ModuleOp module, StringRef outDir,
   src << stageMain;
 
   // Write everything into a fresh sibling folder, then move it into place.
-  std::string temporary =
-      (outDir + ".tmp." + std::to_string(::getpid())).str();
+  std::string temporary = (outDir + ".tmp." + std::to_string(::getpid())).str();
   llvm::sys::fs::remove_directories(temporary);
   std::string stageDir = temporary + "/stage0";
   if (std::error_code error = llvm::sys::fs::create_directories(stageDir))
@@ -431,10 +429,9 @@ LogicalResult mlir::pipe::emitCPUProgram(ModuleOp module, StringRef outDir,
       failed(writeFile(loc, temporary + "/plan.json", planText)) ||
       failed(writeFile(loc, temporary + "/run", kLauncher)))
     return failure();
-  llvm::sys::fs::setPermissions(temporary + "/run",
-                                llvm::sys::fs::all_read |
-                                    llvm::sys::fs::all_exe |
-                                    llvm::sys::fs::owner_write);
+  llvm::sys::fs::setPermissions(
+      temporary + "/run", llvm::sys::fs::all_read | llvm::sys::fs::all_exe |
+                              llvm::sys::fs::owner_write);
   if (options.compile && failed(compileStage(loc, stageDir, options)))
     return failure();
 

@@ -74,8 +74,8 @@ static std::string floatLiteral(double value, Type type) {
   return type.isF32() ? "static_cast<float>(" + text + ")" : text;
 }
 
-FailureOr<std::string>
-mlir::pipe::scalarExpression(Operation *op, ArrayRef<std::string> in) {
+FailureOr<std::string> mlir::pipe::scalarExpression(Operation *op,
+                                                    ArrayRef<std::string> in) {
   Type element =
       cast<RankedTensorType>(op->getResult(0).getType()).getElementType();
   std::string t = cppElementType(element);
@@ -88,14 +88,17 @@ mlir::pipe::scalarExpression(Operation *op, ArrayRef<std::string> in) {
       llvm::TypeSwitch<Operation *, std::optional<std::string>>(op)
           .Case([&](NegOp) { return fmt("(-{0})", in[0]); })
           .Case([&](AbsOp) {
-            return isa<FloatType>(element) ? fmt("std::abs({0})", in[0])
-                                           : fmt("({0} < 0 ? -{0} : {0})", in[0]);
+            return isa<FloatType>(element)
+                       ? fmt("std::abs({0})", in[0])
+                       : fmt("({0} < 0 ? -{0} : {0})", in[0]);
           })
           .Case([&](ExpOp) { return fmt("std::exp({0})", in[0]); })
           .Case([&](LogOp) { return fmt("std::log({0})", in[0]); })
           .Case([&](SqrtOp) { return fmt("std::sqrt({0})", in[0]); })
           .Case([&](ReciprocalOp) { return fmt("({0}(1) / {1})", t, in[0]); })
-          .Case([&](ReluOp) { return fmt("({0} > {1}(0) ? {0} : {1}(0))", in[0], t); })
+          .Case([&](ReluOp) {
+            return fmt("({0} > {1}(0) ? {0} : {1}(0))", in[0], t);
+          })
           .Case([&](SigmoidOp) {
             return fmt("({1}(1) / ({1}(1) + std::exp(-{0})))", in[0], t);
           })
@@ -147,8 +150,12 @@ mlir::pipe::scalarExpression(Operation *op, ArrayRef<std::string> in) {
           .Case([&](SubOp) { return fmt("({0} - {1})", in[0], in[1]); })
           .Case([&](MulOp) { return fmt("({0} * {1})", in[0], in[1]); })
           .Case([&](DivOp) { return fmt("({0} / {1})", in[0], in[1]); })
-          .Case([&](MaxOp) { return fmt("std::max<{0}>({1}, {2})", t, in[0], in[1]); })
-          .Case([&](MinOp) { return fmt("std::min<{0}>({1}, {2})", t, in[0], in[1]); })
+          .Case([&](MaxOp) {
+            return fmt("std::max<{0}>({1}, {2})", t, in[0], in[1]);
+          })
+          .Case([&](MinOp) {
+            return fmt("std::min<{0}>({1}, {2})", t, in[0], in[1]);
+          })
           .Case([&](PowOp) {
             return fmt("static_cast<{0}>(std::pow({1}, {2}))", t, in[0], in[1]);
           })

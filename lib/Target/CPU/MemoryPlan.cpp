@@ -27,8 +27,8 @@ MemoryPlan mlir::pipe::planMemory(ArrayRef<BufferRequest> requests,
   };
   SmallVector<Placed> placed;
   for (const BufferRequest *request : order) {
-    int64_t size = llvm::alignTo(std::max<int64_t>(request->bytes, 1),
-                                 alignment);
+    int64_t size =
+        llvm::alignTo(std::max<int64_t>(request->bytes, 1), alignment);
     // Buffers alive at the same time as this one, by offset.
     SmallVector<Placed> overlapping;
     for (const Placed &other : placed)
@@ -44,8 +44,8 @@ MemoryPlan mlir::pipe::planMemory(ArrayRef<BufferRequest> requests,
         break;
       offset = std::max(offset, other.end);
     }
-    placed.push_back({offset, offset + size, request->firstStep,
-                      request->lastStep});
+    placed.push_back(
+        {offset, offset + size, request->firstStep, request->lastStep});
     plan.offsets[request->value] = offset;
     plan.peakBytes = std::max(plan.peakBytes, offset + size);
   }

@@ -31,9 +31,8 @@ static RankedTensorType tensorType(Value value) {
 
 static int64_t byteSize(Value value) {
   RankedTensorType type = tensorType(value);
-  int64_t bits = type.getElementType().isInteger(1)
-                     ? 8
-                     : type.getElementTypeBitWidth();
+  int64_t bits =
+      type.getElementType().isInteger(1) ? 8 : type.getElementTypeBitWidth();
   return type.getNumElements() * (bits / 8);
 }
 
@@ -92,7 +91,9 @@ private:
   }
   /// Names a static int64 array holding `values`, shared between uses.
   std::string ints(ArrayRef<int64_t> values);
-  std::string shapeOf(Value value) { return ints(tensorType(value).getShape()); }
+  std::string shapeOf(Value value) {
+    return ints(tensorType(value).getShape());
+  }
   std::string rankOf(Value value) {
     return std::to_string(tensorType(value).getRank());
   }
@@ -173,8 +174,8 @@ StageEmitterImpl::assignStorage(ArrayRef<SmallVector<Operation *>> steps) {
                << ref.getName() << "' has " << it->second.size()
                << " bytes of data, its type needs " << byteSize(ref);
       artifacts.parameterBytes += it->second.size();
-      pointers[ref] = "(weights + " + std::to_string(addWeights(it->second)) +
-                      ")";
+      pointers[ref] =
+          "(weights + " + std::to_string(addWeights(it->second)) + ")";
     } else if (auto constant = dyn_cast<ConstantOp>(op)) {
       FailureOr<std::string> bytes = elementBytes(constant.getValue());
       if (failed(bytes))
@@ -315,7 +316,8 @@ void StageEmitterImpl::countFlops(Operation *op) {
       })
       .Case([&](ConvOp o) {
         RankedTensorType w = tensorType(o.getWeight());
-        artifacts.flops += 2 * elements(o) * (w.getNumElements() / w.getDimSize(0));
+        artifacts.flops +=
+            2 * elements(o) * (w.getNumElements() / w.getDimSize(0));
       })
       .Case([&](ConvTransposeOp o) {
         artifacts.flops += 2 * elements(o.getInput()) *
@@ -327,7 +329,6 @@ void StageEmitterImpl::countFlops(Operation *op) {
           artifacts.flops += elements(result);
       });
 }
-
 
 //===----------------------------------------------------------------------===//
 // Kernel calls
@@ -350,8 +351,8 @@ LogicalResult StageEmitterImpl::emitKernel(Operation *op) {
     return fmt("static_cast<{0}>({1:e17})", elementOf(v), x);
   };
   auto bytesOf = [&](Value v) {
-    return std::to_string(byteSize(v) / std::max<int64_t>(
-                                            tensorType(v).getNumElements(), 1));
+    return std::to_string(byteSize(v) /
+                          std::max<int64_t>(tensorType(v).getNumElements(), 1));
   };
   auto elementSize = [&](Value v) {
     Type t = tensorType(v).getElementType();
@@ -362,14 +363,16 @@ LogicalResult StageEmitterImpl::emitKernel(Operation *op) {
   std::optional<std::string> call =
       llvm::TypeSwitch<Operation *, std::optional<std::string>>(op)
           .Case([&](MatMulOp o) {
-            return fmt("cpu::matmul({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8})",
-                       input(o.getLhs()), shapeOf(o.getLhs()), rankOf(o.getLhs()),
-                       input(o.getRhs()), shapeOf(o.getRhs()), rankOf(o.getRhs()),
-                       output(o), shapeOf(o), rankOf(o));
+            return fmt(
+                "cpu::matmul({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8})",
+                input(o.getLhs()), shapeOf(o.getLhs()), rankOf(o.getLhs()),
+                input(o.getRhs()), shapeOf(o.getRhs()), rankOf(o.getRhs()),
+                output(o), shapeOf(o), rankOf(o));
           })
           .Case([&](GemmOp o) {
             RankedTensorType a = tensorType(o.getA());
-            int64_t m = tensorType(o).getDimSize(0), n = tensorType(o).getDimSize(1);
+            int64_t m = tensorType(o).getDimSize(0),
+                    n = tensorType(o).getDimSize(1);
             int64_t k = a.getDimSize(o.getTransA() ? 0 : 1);
             return fmt("cpu::gemm({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, "
                        "{9}, {10}, {11}, {12})",
@@ -399,11 +402,12 @@ LogicalResult StageEmitterImpl::emitKernel(Operation *op) {
                        ints(o.getPads()), ints(o.getDilations()), o.getGroup());
           })
           .Case([&](MaxPoolOp o) {
-            return fmt("cpu::maxPool({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8})",
-                       input(o.getInput()), shapeOf(o.getInput()), output(o),
-                       shapeOf(o), tensorType(o).getRank() - 2,
-                       ints(o.getKernelShape()), ints(o.getStrides()),
-                       ints(o.getPads()), ints(o.getDilations()));
+            return fmt(
+                "cpu::maxPool({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8})",
+                input(o.getInput()), shapeOf(o.getInput()), output(o),
+                shapeOf(o), tensorType(o).getRank() - 2,
+                ints(o.getKernelShape()), ints(o.getStrides()),
+                ints(o.getPads()), ints(o.getDilations()));
           })
           .Case([&](AveragePoolOp o) {
             return fmt("cpu::averagePool({0}, {1}, {2}, {3}, {4}, {5}, {6}, "
@@ -428,16 +432,16 @@ LogicalResult StageEmitterImpl::emitKernel(Operation *op) {
                        floatOf(o, o.getEpsilon().convertToDouble()), output(o));
           })
           .Case([&](BatchNormTrainOp o) {
-            return fmt("cpu::batchNormTrain({0}, {1}, {2}, {3}, {4}, {5}, {6}, "
-                       "{7}, {8}, {9}, {10}, {11})",
-                       input(o.getInput()), shapeOf(o.getInput()),
-                       rankOf(o.getInput()), input(o.getScale()),
-                       input(o.getBias()), input(o.getMean()),
-                       input(o.getVariance()),
-                       floatOf(o.getOutput(), o.getEpsilon().convertToDouble()),
-                       floatOf(o.getOutput(), o.getMomentum().convertToDouble()),
-                       output(o.getOutput()), output(o.getRunningMean()),
-                       output(o.getRunningVariance()));
+            return fmt(
+                "cpu::batchNormTrain({0}, {1}, {2}, {3}, {4}, {5}, {6}, "
+                "{7}, {8}, {9}, {10}, {11})",
+                input(o.getInput()), shapeOf(o.getInput()),
+                rankOf(o.getInput()), input(o.getScale()), input(o.getBias()),
+                input(o.getMean()), input(o.getVariance()),
+                floatOf(o.getOutput(), o.getEpsilon().convertToDouble()),
+                floatOf(o.getOutput(), o.getMomentum().convertToDouble()),
+                output(o.getOutput()), output(o.getRunningMean()),
+                output(o.getRunningVariance()));
           })
           .Case([&](LayerNormOp o) {
             Value bias = o.getBias();
@@ -466,13 +470,13 @@ LogicalResult StageEmitterImpl::emitKernel(Operation *op) {
               else if (d > axis)
                 inner *= shape[d];
             return fmt("cpu::softmax({0}, {1}, {2}, {3}, {4}, {5})",
-                       input(o.getInput()), output(o), outer, shape[axis], inner,
-                       bool_(isa<LogSoftmaxOp>(o.getOperation())));
+                       input(o.getInput()), output(o), outer, shape[axis],
+                       inner, bool_(isa<LogSoftmaxOp>(o.getOperation())));
           })
           .Case<ReduceMeanOp, ReduceSumOp, ReduceMaxOp>([&](auto o) {
-            const char *kind = isa<ReduceMeanOp>(o.getOperation())   ? "Mean"
+            const char *kind = isa<ReduceMeanOp>(o.getOperation())  ? "Mean"
                                : isa<ReduceSumOp>(o.getOperation()) ? "Sum"
-                                                                     : "Max";
+                                                                    : "Max";
             int64_t rank = tensorType(o.getInput()).getRank();
             std::string mask = "kMask" + std::to_string(tempCounter++);
             declStream << "const bool " << mask << "[] = {";
@@ -480,57 +484,61 @@ LogicalResult StageEmitterImpl::emitKernel(Operation *op) {
               declStream << (d ? ", " : "")
                          << bool_(llvm::is_contained(o.getAxes(), d));
             declStream << "};\n";
-            return fmt("cpu::reduce(cpu::ReduceKind::{0}, {1}, {2}, {3}, {4}, {5})",
-                       kind, input(o.getInput()), shapeOf(o.getInput()), rank,
-                       mask, output(o));
+            return fmt(
+                "cpu::reduce(cpu::ReduceKind::{0}, {1}, {2}, {3}, {4}, {5})",
+                kind, input(o.getInput()), shapeOf(o.getInput()), rank, mask,
+                output(o));
           })
           .Case<SoftmaxCrossEntropyLossOp, NegativeLogLikelihoodLossOp>(
               [&](auto o) -> std::optional<std::string> {
-                const char *fn = isa<SoftmaxCrossEntropyLossOp>(o.getOperation())
-                                     ? "softmaxCrossEntropy"
-                                     : "nllLoss";
+                const char *fn =
+                    isa<SoftmaxCrossEntropyLossOp>(o.getOperation())
+                        ? "softmaxCrossEntropy"
+                        : "nllLoss";
                 const char *reduction =
                     o.getReduction() == Reduction::none  ? "None"
                     : o.getReduction() == Reduction::sum ? "Sum"
                                                          : "Mean";
                 std::optional<int64_t> ignore = o.getIgnoreIndex();
                 std::string bad = "bad" + std::to_string(tempCounter++);
-                return fmt("int64_t {9} = -1;\n  if (!cpu::{0}({1}, {2}, {3}, {4}, "
-                           "{5}, cpu::LossReduction::{6}, {7}, {8}, {10}, &{9})) {{\n"
-                           "    error = \"label \" + std::to_string({9}) + \" (flat "
-                           "index) of {11} is out of range [0, {12})\";\n"
-                           "    return false;\n  }",
-                           fn, input(o.getInput()), shapeOf(o.getInput()),
-                           rankOf(o.getInput()), input(o.getLabels()),
-                           optional(o.getWeight()), reduction,
-                           bool_(ignore.has_value()), ignore.value_or(0), bad,
-                           output(o), "the labels",
-                           tensorType(o.getInput()).getDimSize(1));
+                return fmt(
+                    "int64_t {9} = -1;\n  if (!cpu::{0}({1}, {2}, {3}, {4}, "
+                    "{5}, cpu::LossReduction::{6}, {7}, {8}, {10}, &{9})) {{\n"
+                    "    error = \"label \" + std::to_string({9}) + \" (flat "
+                    "index) of {11} is out of range [0, {12})\";\n"
+                    "    return false;\n  }",
+                    fn, input(o.getInput()), shapeOf(o.getInput()),
+                    rankOf(o.getInput()), input(o.getLabels()),
+                    optional(o.getWeight()), reduction,
+                    bool_(ignore.has_value()), ignore.value_or(0), bad,
+                    output(o), "the labels",
+                    tensorType(o.getInput()).getDimSize(1));
               })
           .Case([&](TransposeOp o) {
             return fmt("cpu::transpose({0}, {1}, {2}, {3}, {4}, {5})",
                        pointer(o.getInput()), shapeOf(o.getInput()),
-                       rankOf(o.getInput()), ints(o.getPerm()),
-                       elementSize(o), pointer(o));
+                       rankOf(o.getInput()), ints(o.getPerm()), elementSize(o),
+                       pointer(o));
           })
           .Case([&](SliceOp o) {
             return fmt("cpu::slice({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7})",
                        pointer(o.getInput()), shapeOf(o.getInput()),
                        rankOf(o.getInput()), ints(o.getOffsets()),
-                       ints(o.getSizes()), ints(o.getStrides()),
-                       elementSize(o), pointer(o));
+                       ints(o.getSizes()), ints(o.getStrides()), elementSize(o),
+                       pointer(o));
           })
           .Case([&](GatherOp o) -> std::optional<std::string> {
             std::string bad = "bad" + std::to_string(tempCounter++);
-            return fmt("int64_t {0} = -1;\n  if (!cpu::gather({1}, {2}, {3}, {4}, "
-                       "{5}, {6}, {7}, {8}, &{0})) {{\n"
-                       "    error = \"gather index at flat position \" + "
-                       "std::to_string({0}) + \" is out of range\";\n"
-                       "    return false;\n  }",
-                       bad, pointer(o.getData()), shapeOf(o.getData()),
-                       rankOf(o.getData()), o.getAxis(), input(o.getIndices()),
-                       tensorType(o.getIndices()).getNumElements(),
-                       elementSize(o), pointer(o));
+            return fmt(
+                "int64_t {0} = -1;\n  if (!cpu::gather({1}, {2}, {3}, {4}, "
+                "{5}, {6}, {7}, {8}, &{0})) {{\n"
+                "    error = \"gather index at flat position \" + "
+                "std::to_string({0}) + \" is out of range\";\n"
+                "    return false;\n  }",
+                bad, pointer(o.getData()), shapeOf(o.getData()),
+                rankOf(o.getData()), o.getAxis(), input(o.getIndices()),
+                tensorType(o.getIndices()).getNumElements(), elementSize(o),
+                pointer(o));
           })
           .Case([&](ConcatOp o) {
             std::string name = "concat" + std::to_string(tempCounter++);
@@ -539,11 +547,12 @@ LogicalResult StageEmitterImpl::emitKernel(Operation *op) {
               inputs += (inputs.empty() ? "" : ", ") + pointer(v);
               shapes += (shapes.empty() ? "" : ", ") + shapeOf(v);
             }
-            return fmt("const void *{0}In[] = {{{1}};\n  const int64_t *{0}Shapes[] "
-                       "= {{{2}};\n  cpu::concat({0}In, {0}Shapes, {3}, {4}, {5}, "
-                       "{6}, {7})",
-                       name, inputs, shapes, o.getInputs().size(), rankOf(o),
-                       o.getAxis(), elementSize(o), pointer(o));
+            return fmt(
+                "const void *{0}In[] = {{{1}};\n  const int64_t *{0}Shapes[] "
+                "= {{{2}};\n  cpu::concat({0}In, {0}Shapes, {3}, {4}, {5}, "
+                "{6}, {7})",
+                name, inputs, shapes, o.getInputs().size(), rankOf(o),
+                o.getAxis(), elementSize(o), pointer(o));
           })
           .Case([&](SplitOp o) {
             std::string name = "split" + std::to_string(tempCounter++);
@@ -553,11 +562,12 @@ LogicalResult StageEmitterImpl::emitKernel(Operation *op) {
               outputs += (outputs.empty() ? "" : ", ") + pointer(v);
               sizes.push_back(tensorType(v).getDimSize(o.getAxis()));
             }
-            return fmt("void *const {0}Out[] = {{{1}};\n  cpu::split({2}, {3}, {4}, "
-                       "{5}, {6}, {7}, {8}, {0}Out)",
-                       name, outputs, pointer(o.getInput()),
-                       shapeOf(o.getInput()), rankOf(o.getInput()), o.getAxis(),
-                       ints(sizes), sizes.size(), elementSize(o.getInput()));
+            return fmt(
+                "void *const {0}Out[] = {{{1}};\n  cpu::split({2}, {3}, {4}, "
+                "{5}, {6}, {7}, {8}, {0}Out)",
+                name, outputs, pointer(o.getInput()), shapeOf(o.getInput()),
+                rankOf(o.getInput()), o.getAxis(), ints(sizes), sizes.size(),
+                elementSize(o.getInput()));
           })
           .Case([&](ExpandOp o) {
             return fmt("cpu::broadcastTo({0}, {1}, {2}, {3}, {4}, {5}, {6})",
@@ -577,11 +587,12 @@ LogicalResult StageEmitterImpl::emitKernel(Operation *op) {
                                                                  : "Edge";
             std::string name = "padValue" + std::to_string(tempCounter++);
             double value = o.getValue().convertToDouble();
-            return fmt("const {0} {1} = static_cast<{0}>({2:e17});\n  cpu::pad({3}, "
-                       "{4}, {5}, {6}, cpu::PadMode::{7}, &{1}, {8}, {9})",
-                       elementOf(o), name, value, pointer(o.getInput()),
-                       shapeOf(o.getInput()), rankOf(o.getInput()),
-                       ints(o.getPads()), mode, elementSize(o), pointer(o));
+            return fmt(
+                "const {0} {1} = static_cast<{0}>({2:e17});\n  cpu::pad({3}, "
+                "{4}, {5}, {6}, cpu::PadMode::{7}, &{1}, {8}, {9})",
+                elementOf(o), name, value, pointer(o.getInput()),
+                shapeOf(o.getInput()), rankOf(o.getInput()), ints(o.getPads()),
+                mode, elementSize(o), pointer(o));
           })
           .Case([&](TriluOp o) {
             return fmt("cpu::trilu({0}, {1}, {2}, {3}, {4}, {5}, {6})",
@@ -631,7 +642,8 @@ LogicalResult StageEmitterImpl::run() {
 
   std::string &source = artifacts.source;
   llvm::raw_string_ostream src(source);
-  src << "namespace {\n" << decls << "\n"
+  src << "namespace {\n"
+      << decls << "\n"
       << "/// Runs one microbatch: in/out point at its slices of the inputs "
          "and outputs.\n"
       << "bool runMicrobatch(char *arena, const char *weights,\n"

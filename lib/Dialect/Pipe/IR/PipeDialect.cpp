@@ -9,8 +9,8 @@
 using namespace mlir;
 using namespace mlir::pipe;
 
-#include "pipe/Dialect/Pipe/IR/PipeOpsDialect.cpp.inc"
 #include "pipe/Dialect/Pipe/IR/PipeEnums.cpp.inc"
+#include "pipe/Dialect/Pipe/IR/PipeOpsDialect.cpp.inc"
 
 #define GET_ATTRDEF_CLASSES
 #include "pipe/Dialect/Pipe/IR/PipeAttrs.cpp.inc"

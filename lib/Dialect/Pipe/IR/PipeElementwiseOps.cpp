@@ -39,7 +39,7 @@ std::string mlir::pipe::formatShape(ArrayRef<int64_t> shape) {
 }
 
 LogicalResult mlir::pipe::requireStaticShapes(std::optional<Location> loc,
-                                             ValueRange operands) {
+                                              ValueRange operands) {
   for (Value operand : operands) {
     auto type = dyn_cast<RankedTensorType>(operand.getType());
     if (!type || !type.hasStaticShape())
@@ -94,10 +94,9 @@ LogicalResult ClipOp::verify() {
   for (std::optional<APFloat> bound : {getMin(), getMax()})
     if (bound && bound->isNaN())
       return emitOpError("bounds must not be NaN");
-  if (getMin() && getMax() && getMin()->convertToDouble() >
-                                  getMax()->convertToDouble())
-    return emitOpError("min ") << getMin()->convertToDouble()
-                               << " exceeds max "
+  if (getMin() && getMax() &&
+      getMin()->convertToDouble() > getMax()->convertToDouble())
+    return emitOpError("min ") << getMin()->convertToDouble() << " exceeds max "
                                << getMax()->convertToDouble();
   return success();
 }
@@ -139,13 +138,12 @@ LogicalResult WhereOp::inferReturnTypes(MLIRContext *context,
                                         SmallVectorImpl<Type> &types) {
   if (failed(requireStaticShapes(loc, adaptor.getOperands())))
     return failure();
-  return inferBroadcastResult(loc,
-                              {adaptor.getCondition().getType(),
-                               adaptor.getLhs().getType(),
-                               adaptor.getRhs().getType()},
-                              cast<RankedTensorType>(adaptor.getLhs().getType())
-                                  .getElementType(),
-                              types);
+  return inferBroadcastResult(
+      loc,
+      {adaptor.getCondition().getType(), adaptor.getLhs().getType(),
+       adaptor.getRhs().getType()},
+      cast<RankedTensorType>(adaptor.getLhs().getType()).getElementType(),
+      types);
 }
 
 LogicalResult WhereOp::verify() {

@@ -54,10 +54,9 @@ static int64_t broadcastSource(int64_t linear, ArrayRef<int64_t> result,
 
 /// Evaluates an integer binary op on constants, with broadcasting. `fn`
 /// returns nothing where the op is undefined (division by zero).
-static Attribute
-foldIntegerBinary(ArrayRef<Attribute> operands, RankedTensorType resultType,
-                  function_ref<std::optional<APInt>(const APInt &,
-                                                    const APInt &)> fn) {
+static Attribute foldIntegerBinary(
+    ArrayRef<Attribute> operands, RankedTensorType resultType,
+    function_ref<std::optional<APInt>(const APInt &, const APInt &)> fn) {
   DenseElementsAttr lhs = smallDense(operands[0]);
   DenseElementsAttr rhs = smallDense(operands[1]);
   if (!lhs || !rhs || !isa<IntegerType>(resultType.getElementType()) ||
@@ -103,15 +102,17 @@ OpFoldResult AddOp::fold(FoldAdaptor adaptor) {
     return v;
   if (Value v = foldIdentityOperand(getRhs(), adaptor.getLhs(), 0, getType()))
     return v;
-  return foldIntegerBinary(adaptor.getOperands(), getType(),
-                           [](const APInt &a, const APInt &b) { return a + b; });
+  return foldIntegerBinary(
+      adaptor.getOperands(), getType(),
+      [](const APInt &a, const APInt &b) { return a + b; });
 }
 
 OpFoldResult SubOp::fold(FoldAdaptor adaptor) {
   if (Value v = foldIdentityOperand(getLhs(), adaptor.getRhs(), 0, getType()))
     return v;
-  return foldIntegerBinary(adaptor.getOperands(), getType(),
-                           [](const APInt &a, const APInt &b) { return a - b; });
+  return foldIntegerBinary(
+      adaptor.getOperands(), getType(),
+      [](const APInt &a, const APInt &b) { return a - b; });
 }
 
 OpFoldResult MulOp::fold(FoldAdaptor adaptor) {
@@ -119,8 +120,9 @@ OpFoldResult MulOp::fold(FoldAdaptor adaptor) {
     return v;
   if (Value v = foldIdentityOperand(getRhs(), adaptor.getLhs(), 1, getType()))
     return v;
-  return foldIntegerBinary(adaptor.getOperands(), getType(),
-                           [](const APInt &a, const APInt &b) { return a * b; });
+  return foldIntegerBinary(
+      adaptor.getOperands(), getType(),
+      [](const APInt &a, const APInt &b) { return a * b; });
 }
 
 OpFoldResult DivOp::fold(FoldAdaptor adaptor) {
@@ -184,8 +186,7 @@ OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
 OpFoldResult ConstantOp::fold(FoldAdaptor adaptor) { return getValue(); }
 
 OpFoldResult ShapeOp::fold(FoldAdaptor adaptor) {
-  return DenseElementsAttr::get(
-      getType(), getInput().getType().getShape());
+  return DenseElementsAttr::get(getType(), getInput().getType().getShape());
 }
 
 OpFoldResult SizeOp::fold(FoldAdaptor adaptor) {
@@ -263,17 +264,18 @@ OpFoldResult ConcatOp::fold(FoldAdaptor adaptor) {
   for (int64_t o = 0; o < outer; ++o)
     for (auto [input, inputValues] : llvm::zip(inputs, values)) {
       int64_t slab = input.getNumElements() / std::max<int64_t>(outer, 1);
-      llvm::append_range(result, ArrayRef<Attribute>(inputValues)
-                                     .slice(o * slab, slab));
+      llvm::append_range(
+          result, ArrayRef<Attribute>(inputValues).slice(o * slab, slab));
     }
   return DenseElementsAttr::get(getType(), result);
 }
 
 OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
   RankedTensorType input = getInput().getType();
-  bool identity = input == getType() &&
-                  llvm::all_of(getOffsets(), [](int64_t o) { return o == 0; }) &&
-                  llvm::all_of(getStrides(), [](int64_t s) { return s == 1; });
+  bool identity =
+      input == getType() &&
+      llvm::all_of(getOffsets(), [](int64_t o) { return o == 0; }) &&
+      llvm::all_of(getStrides(), [](int64_t s) { return s == 1; });
   if (identity)
     return getInput();
   DenseElementsAttr dense = smallDense(adaptor.getInput());

@@ -5,8 +5,8 @@
 using namespace mlir;
 using namespace mlir::pipe;
 
-LogicalResult mlir::pipe::checkAxis(std::optional<Location> loc,
-                                    int64_t axis, int64_t rank) {
+LogicalResult mlir::pipe::checkAxis(std::optional<Location> loc, int64_t axis,
+                                    int64_t rank) {
   if (axis < 0 || axis >= rank)
     return emitOptionalError(loc, "axis ", axis, " is out of range for a rank-",
                              rank, " tensor");
@@ -38,9 +38,9 @@ LogicalResult MatMulOp::inferReturnTypes(MLIRContext *context,
   RankedTensorType lhs = tensorOf(adaptor.getLhs().getType());
   RankedTensorType rhs = tensorOf(adaptor.getRhs().getType());
   if (lhs.getElementType() != rhs.getElementType())
-    return emitOptionalError(loc, "operand element types differ: ",
-                             lhs.getElementType(), " vs ",
-                             rhs.getElementType());
+    return emitOptionalError(
+        loc, "operand element types differ: ", lhs.getElementType(), " vs ",
+        rhs.getElementType());
   if (lhs.getRank() == 0 || rhs.getRank() == 0)
     return emitOptionalError(loc, "operands must have rank at least 1");
   // numpy promotion: a 1-D lhs is a row vector, a 1-D rhs a column vector.
@@ -52,17 +52,15 @@ LogicalResult MatMulOp::inferReturnTypes(MLIRContext *context,
     b.push_back(1);
   int64_t k = a.back(), kb = b[b.size() - 2];
   if (k != kb)
-    return emitOptionalError(loc, "contracting dimensions differ: ",
-                             formatShape(lhs.getShape()), " x ",
-                             formatShape(rhs.getShape()));
-  FailureOr<SmallVector<int64_t>> batch =
-      broadcastShapes({ArrayRef<int64_t>(a).drop_back(2),
-                       ArrayRef<int64_t>(b).drop_back(2)});
+    return emitOptionalError(
+        loc, "contracting dimensions differ: ", formatShape(lhs.getShape()),
+        " x ", formatShape(rhs.getShape()));
+  FailureOr<SmallVector<int64_t>> batch = broadcastShapes(
+      {ArrayRef<int64_t>(a).drop_back(2), ArrayRef<int64_t>(b).drop_back(2)});
   if (failed(batch))
-    return emitOptionalError(loc, "batch dimensions of ",
-                             formatShape(lhs.getShape()), " and ",
-                             formatShape(rhs.getShape()),
-                             " are not broadcast-compatible");
+    return emitOptionalError(
+        loc, "batch dimensions of ", formatShape(lhs.getShape()), " and ",
+        formatShape(rhs.getShape()), " are not broadcast-compatible");
   SmallVector<int64_t> shape = *batch;
   if (!lhsVector)
     shape.push_back(a[a.size() - 2]);
@@ -93,8 +91,8 @@ LogicalResult GemmOp::inferReturnTypes(MLIRContext *context,
   int64_t m = a.getDimSize(transA ? 1 : 0), k = a.getDimSize(transA ? 0 : 1);
   int64_t kb = b.getDimSize(transB ? 1 : 0), n = b.getDimSize(transB ? 0 : 1);
   if (k != kb)
-    return emitOptionalError(loc, "contracting dimensions differ: ", k,
-                             " vs ", kb);
+    return emitOptionalError(loc, "contracting dimensions differ: ", k, " vs ",
+                             kb);
   types.push_back(RankedTensorType::get({m, n}, a.getElementType()));
   return success();
 }
@@ -160,9 +158,10 @@ inferWindowExtents(std::optional<Location> loc, ArrayRef<int64_t> spatial,
                                " does not fit padded spatial axis ", i,
                                " of extent ", padded);
     int64_t room = padded - span;
-    int64_t extent = (window.ceilMode ? llvm::divideCeil(room, window.strides[i])
-                                      : room / window.strides[i]) +
-                     1;
+    int64_t extent =
+        (window.ceilMode ? llvm::divideCeil(room, window.strides[i])
+                         : room / window.strides[i]) +
+        1;
     // With ceil_mode the last window must start inside the input or the
     // begin padding.
     if (window.ceilMode &&
@@ -339,8 +338,7 @@ static LogicalResult verifyChannelParam(Operation *op, RankedTensorType input,
            << formatShape(input.getShape());
   if (param.getRank() != 1 || param.getDimSize(0) != input.getDimSize(1))
     return op->emitOpError("per-channel operands must have shape [")
-           << input.getDimSize(1) << "], got "
-           << formatShape(param.getShape());
+           << input.getDimSize(1) << "], got " << formatShape(param.getShape());
   if (param.getElementType() != input.getElementType())
     return op->emitOpError("per-channel operands must have element type ")
            << input.getElementType();
@@ -420,7 +418,8 @@ LogicalResult LayerNormOp::verify() {
   if (getBias())
     params.push_back(getBias());
   for (Value param : params) {
-    ArrayRef<int64_t> shape = cast<RankedTensorType>(param.getType()).getShape();
+    ArrayRef<int64_t> shape =
+        cast<RankedTensorType>(param.getType()).getShape();
     FailureOr<SmallVector<int64_t>> broadcast =
         broadcastShapes({normalized, shape});
     if (failed(broadcast) || ArrayRef<int64_t>(*broadcast) != normalized)
@@ -459,16 +458,14 @@ static LogicalResult inferReduceResult(std::optional<Location> loc, Type type,
 }
 
 #define PIPE_REDUCE_INFER(OpTy)                                                \
-  LogicalResult OpTy::inferReturnTypes(MLIRContext *context,                   \
-                                       std::optional<Location> loc,            \
-                                       Adaptor adaptor,                        \
-                                       SmallVectorImpl<Type> &types) {         \
-    if (failed(requireStaticShapes(loc, adaptor.getOperands())))           \
-      return failure();                                                    \
-    return inferReduceResult(loc, adaptor.getInput().getType(),                \
-                             adaptor.getAxes(),                                \
-                             static_cast<bool>(adaptor.getKeepdimsAttr()),     \
-                             types);                                           \
+  LogicalResult OpTy::inferReturnTypes(                                        \
+      MLIRContext *context, std::optional<Location> loc, Adaptor adaptor,      \
+      SmallVectorImpl<Type> &types) {                                          \
+    if (failed(requireStaticShapes(loc, adaptor.getOperands())))               \
+      return failure();                                                        \
+    return inferReduceResult(                                                  \
+        loc, adaptor.getInput().getType(), adaptor.getAxes(),                  \
+        static_cast<bool>(adaptor.getKeepdimsAttr()), types);                  \
   }
 PIPE_REDUCE_INFER(ReduceMeanOp)
 PIPE_REDUCE_INFER(ReduceSumOp)
@@ -504,8 +501,8 @@ LogicalResult mlir::pipe::verifyLoss(Operation *op, RankedTensorType scores,
     return op->emitOpError("labels must have shape ")
            << formatShape(expected) << ", got "
            << formatShape(labels.getShape());
-  if (weight && (weight.getRank() != 1 ||
-                 weight.getDimSize(0) != scores.getDimSize(1)))
+  if (weight &&
+      (weight.getRank() != 1 || weight.getDimSize(0) != scores.getDimSize(1)))
     return op->emitOpError("weight must have shape [")
            << scores.getDimSize(1) << "], got "
            << formatShape(weight.getShape());

@@ -45,9 +45,8 @@ LogicalResult ReshapeOp::verify() {
            << input.getElementType() << " to " << output.getElementType();
   if (input.getNumElements() != output.getNumElements())
     return emitOpError("cannot reshape ")
-           << formatShape(input.getShape()) << " ("
-           << input.getNumElements() << " elements) to "
-           << formatShape(output.getShape()) << " ("
+           << formatShape(input.getShape()) << " (" << input.getNumElements()
+           << " elements) to " << formatShape(output.getShape()) << " ("
            << output.getNumElements() << " elements)";
   return success();
 }
@@ -120,10 +119,9 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *context,
     for (int64_t d = 0; compatible && d < first.getRank(); ++d)
       compatible = d == axis || type.getDimSize(d) == first.getDimSize(d);
     if (!compatible)
-      return emitOptionalError(loc, "input shapes ",
-                               formatShape(first.getShape()), " and ",
-                               formatShape(type.getShape()),
-                               " differ outside axis ", axis);
+      return emitOptionalError(
+          loc, "input shapes ", formatShape(first.getShape()), " and ",
+          formatShape(type.getShape()), " differ outside axis ", axis);
     shape[axis] += type.getDimSize(axis);
   }
   types.push_back(RankedTensorType::get(shape, first.getElementType()));
@@ -145,9 +143,8 @@ LogicalResult SplitOp::verify() {
     for (int64_t d = 0; compatible && d < input.getRank(); ++d)
       compatible = d == axis || piece.getDimSize(d) == input.getDimSize(d);
     if (!compatible)
-      return emitOpError("result ")
-             << piece << " does not match input " << input
-             << " outside axis " << axis;
+      return emitOpError("result ") << piece << " does not match input "
+                                    << input << " outside axis " << axis;
     total += piece.getDimSize(axis);
   }
   if (total != input.getDimSize(axis))
@@ -268,7 +265,8 @@ LogicalResult PadOp::inferReturnTypes(MLIRContext *context,
       return emitOptionalError(loc, "pads crop axis ", d,
                                " to a negative extent");
     if (adaptor.getMode() == PadMode::reflect &&
-        (pads[d] >= input.getDimSize(d) || pads[rank + d] >= input.getDimSize(d)))
+        (pads[d] >= input.getDimSize(d) ||
+         pads[rank + d] >= input.getDimSize(d)))
       return emitOptionalError(loc, "reflect pads of axis ", d,
                                " must be smaller than its extent ",
                                input.getDimSize(d));

@@ -22,16 +22,15 @@ LogicalResult ParameterOp::verify() {
   return success();
 }
 
-LogicalResult
-ParamRefOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+LogicalResult ParamRefOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   auto parameter =
       symbolTable.lookupNearestSymbolFrom<ParameterOp>(*this, getNameAttr());
   if (!parameter)
     return emitOpError("'") << getName() << "' does not name a pipe.parameter";
   if (parameter.getType() != getType())
     return emitOpError("type ")
-           << getType() << " does not match the type "
-           << parameter.getType() << " of parameter '" << getName() << "'";
+           << getType() << " does not match the type " << parameter.getType()
+           << " of parameter '" << getName() << "'";
   return success();
 }
 
@@ -50,9 +49,7 @@ void StageOp::build(OpBuilder &builder, OperationState &state, StringRef name,
   state.addRegion()->emplaceBlock();
 }
 
-RegionKind StageOp::getRegionKind(unsigned index) {
-  return RegionKind::Graph;
-}
+RegionKind StageOp::getRegionKind(unsigned index) { return RegionKind::Graph; }
 
 namespace {
 /// The transfers of one stage, keyed by (peer, channel).
@@ -162,8 +159,7 @@ static LogicalResult verifyTransfer(Operation *op, int64_t peer,
     return op->emitOpError("channel must be non-negative, got ") << channel;
   if (auto stage = op->getParentOfType<StageOp>())
     if (stage.getIndex() == peer)
-      return op->emitOpError("stage ")
-             << peer << " cannot transfer to itself";
+      return op->emitOpError("stage ") << peer << " cannot transfer to itself";
   return success();
 }
 

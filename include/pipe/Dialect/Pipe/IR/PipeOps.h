@@ -34,7 +34,8 @@ LogicalResult requireStaticShapes(std::optional<Location> loc,
 
 /// Computes the numpy broadcast of `shapes`. Fails when two extents differ
 /// and neither is 1.
-FailureOr<SmallVector<int64_t>> broadcastShapes(ArrayRef<ArrayRef<int64_t>> shapes);
+FailureOr<SmallVector<int64_t>>
+broadcastShapes(ArrayRef<ArrayRef<int64_t>> shapes);
 
 /// Infers the result of an elementwise op over `operands` with numpy
 /// broadcasting. The result element type is `elementType`, or the first
