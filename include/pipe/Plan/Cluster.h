@@ -1,0 +1,114 @@
+//===- Cluster.h - device catalog and cluster description -------*- C++ -*-===//
+//
+// The devices a pipeline runs on: the catalog of device kinds (peak FLOP/s
+// per precision, memory, bandwidth, compute capability, intra-node link,
+// each with its source) and the cluster file (`--cluster cluster.json`)
+// that names the devices of a run, overrides catalog numbers and lists the
+// links between devices. See docs/devices.md for the numbers.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PIPE_PLAN_CLUSTER_H
+#define PIPE_PLAN_CLUSTER_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir {
+namespace pipe {
+
+/// Peak dense throughput in TFLOP/s per precision.
+struct PeakTflops {
+  double fp32 = 0, tf32 = 0, bf16 = 0, fp16 = 0;
+};
+
+/// A point-to-point link: bandwidth per direction and latency.
+struct LinkSpec {
+  std::string name;
+  double bandwidthGBps = 0;
+  double latencyUs = 0;
+};
+
+/// One kind of device in the catalog, or a device after cluster overrides.
+struct DeviceSpec {
+  std::string kind;
+  PeakTflops peak;
+  double memoryGB = 0;
+  double memoryBandwidthGBps = 0;
+  /// "8.0" for GPUs; empty for CPUs.
+  std::string computeCapability;
+  /// CPU cores; 0 for GPUs.
+  int cores = 0;
+  /// The usual link between two such devices on one host.
+  LinkSpec intraNodeLink;
+  /// Where the numbers come from.
+  std::string source;
+
+  bool isCPU() const { return computeCapability.empty(); }
+  /// "sm_80" for compute capability 8.0; empty for CPUs.
+  std::string arch() const;
+};
+
+/// Every kind of the catalog: H200, H100-SXM, H100-PCIe, A100-80GB,
+/// A100-40GB, V100-32GB, V100-16GB, L4, T4, RTX4090, A10 and cpu.
+llvm::ArrayRef<DeviceSpec> deviceCatalog();
+
+/// The catalog entry of `kind`, or null.
+const DeviceSpec *lookupDeviceKind(llvm::StringRef kind);
+
+/// The link between devices on different hosts when the cluster file lists
+/// none: InfiniBand HDR, 25 GB/s per direction, 5 us.
+LinkSpec defaultNetworkLink();
+
+/// One device of a cluster.
+struct Device {
+  std::string name;
+  std::string host;
+  DeviceSpec spec;
+};
+
+/// The devices of a run and the links between them.
+class Cluster {
+public:
+  std::vector<Device> devices;
+
+  /// The index of the device called `name`, if any.
+  std::optional<unsigned> find(llvm::StringRef name) const;
+
+  /// The link between devices `a` and `b`: the cluster file's, else the
+  /// catalog's intra-node link of the slower device when they share a host,
+  /// else the network.
+  LinkSpec link(unsigned a, unsigned b) const;
+
+  /// Records an explicit link between devices `a` and `b`.
+  void setLink(unsigned a, unsigned b, LinkSpec spec);
+
+  /// One CPU device, this host's, for runs without a cluster file.
+  static Cluster hostCPU(int cores, double memoryGB);
+
+private:
+  struct ExplicitLink {
+    unsigned a, b;
+    LinkSpec spec;
+  };
+  std::vector<ExplicitLink> links;
+};
+
+/// Parses a cluster file's text. Errors name `fileName` and, for JSON
+/// syntax errors, the line and column; for unknown kinds they list the
+/// known ones.
+llvm::Expected<Cluster> parseCluster(llvm::StringRef text,
+                                     llvm::StringRef fileName);
+
+/// Reads and parses the cluster file at `path`.
+llvm::Expected<Cluster> readCluster(llvm::StringRef path);
+
+} // namespace pipe
+} // namespace mlir
+
+#endif // PIPE_PLAN_CLUSTER_H

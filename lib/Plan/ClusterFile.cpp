@@ -1,0 +1,298 @@
+//===- ClusterFile.cpp - read cluster.json
+//---------------------------------===//
+//
+// {"devices": [{"name": "a0", "kind": "A100-80GB", "host": "n1"},
+//              {"name": "c0", "kind": "cpu", "cores": 16, "memory_gb": 64}],
+//  "links":   [{"between": ["a0", "c0"], "bandwidth_gbps": 100,
+//               "latency_us": 5}]}
+//
+// Any catalog field may be given on a device to override the catalog:
+// peak_tflops (an object keyed by fp32, tf32, bf16, fp16), memory_gb,
+// memory_bandwidth_gbps, compute_capability, cores.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pipe/Plan/Cluster.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace mlir::pipe;
+
+static llvm::Error error(llvm::StringRef fileName, const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 fileName + ": " + message);
+}
+
+/// The line and column of byte `offset` in `text`.
+static std::pair<unsigned, unsigned> lineColumn(llvm::StringRef text,
+                                                size_t offset) {
+  offset = std::min(offset, text.size());
+  llvm::StringRef before = text.take_front(offset);
+  unsigned line = before.count('\n') + 1;
+  size_t lastNewline = before.rfind('\n');
+  unsigned column =
+      offset - (lastNewline == llvm::StringRef::npos ? 0 : lastNewline + 1) + 1;
+  return {line, column};
+}
+
+std::optional<unsigned> Cluster::find(llvm::StringRef name) const {
+  for (unsigned i = 0; i < devices.size(); ++i)
+    if (devices[i].name == name)
+      return i;
+  return std::nullopt;
+}
+
+void Cluster::setLink(unsigned a, unsigned b, LinkSpec spec) {
+  for (ExplicitLink &link : links)
+    if ((link.a == a && link.b == b) || (link.a == b && link.b == a)) {
+      link.spec = spec;
+      return;
+    }
+  links.push_back({a, b, spec});
+}
+
+LinkSpec Cluster::link(unsigned a, unsigned b) const {
+  for (const ExplicitLink &link : links)
+    if ((link.a == a && link.b == b) || (link.a == b && link.b == a))
+      return link.spec;
+  const Device &x = devices[a], &y = devices[b];
+  if (x.host != y.host)
+    return defaultNetworkLink();
+  const LinkSpec &p = x.spec.intraNodeLink, &q = y.spec.intraNodeLink;
+  return p.bandwidthGBps <= q.bandwidthGBps ? p : q;
+}
+
+Cluster Cluster::hostCPU(int cores, double memoryGB) {
+  Cluster cluster;
+  DeviceSpec spec = *lookupDeviceKind("cpu");
+  spec.peak = {spec.peak.fp32 * cores, spec.peak.tf32 * cores,
+               spec.peak.bf16 * cores, spec.peak.fp16 * cores};
+  spec.cores = cores;
+  spec.memoryGB = memoryGB;
+  cluster.devices.push_back({"cpu0", "localhost", spec});
+  return cluster;
+}
+
+namespace {
+/// Reads one device entry, with catalog overrides.
+class DeviceReader {
+public:
+  DeviceReader(llvm::StringRef fileName, const llvm::json::Object &object,
+               size_t index)
+      : fileName(fileName), object(object), index(index) {}
+
+  llvm::Expected<Device> read();
+
+private:
+  llvm::Error fail(const llvm::Twine &message) {
+    return error(fileName, "device " + llvm::Twine(index) + " (" + label +
+                               "): " + message);
+  }
+  /// A positive number field, if present.
+  llvm::Expected<std::optional<double>> number(llvm::StringRef key);
+
+  llvm::StringRef fileName;
+  const llvm::json::Object &object;
+  size_t index;
+  std::string label = "unnamed";
+};
+} // namespace
+
+llvm::Expected<std::optional<double>>
+DeviceReader::number(llvm::StringRef key) {
+  const llvm::json::Value *value = object.get(key);
+  if (!value)
+    return std::nullopt;
+  std::optional<double> number = value->getAsNumber();
+  if (!number || *number <= 0)
+    return fail("'" + key + "' must be a positive number");
+  return number;
+}
+
+llvm::Expected<Device> DeviceReader::read() {
+  static const char *const known[] = {"name",        "kind",
+                                      "host",        "cores",
+                                      "memory_gb",   "memory_bandwidth_gbps",
+                                      "peak_tflops", "compute_capability"};
+  Device device;
+  std::optional<llvm::StringRef> name = object.getString("name");
+  if (!name || name->empty())
+    return fail("needs a \"name\"");
+  device.name = name->str();
+  label = device.name;
+  for (const auto &entry : object)
+    if (!llvm::is_contained(known, entry.first.str()))
+      return fail("unknown field '" + entry.first.str() + "'");
+
+  std::optional<llvm::StringRef> kind = object.getString("kind");
+  if (!kind)
+    return fail("needs a \"kind\"");
+  const DeviceSpec *spec = lookupDeviceKind(*kind);
+  if (!spec) {
+    std::vector<std::string> kinds;
+    for (const DeviceSpec &known : deviceCatalog())
+      kinds.push_back(known.kind);
+    return fail("unknown kind '" + *kind +
+                "'; known kinds: " + llvm::join(kinds, ", "));
+  }
+  device.spec = *spec;
+  device.host = object.getString("host").value_or("localhost").str();
+
+  // CPUs scale the per-core catalog numbers by their cores.
+  llvm::Expected<std::optional<double>> cores = number("cores");
+  if (!cores)
+    return cores.takeError();
+  if (*cores) {
+    if (**cores != static_cast<int>(**cores))
+      return fail("'cores' must be a whole number");
+    device.spec.cores = static_cast<int>(**cores);
+  }
+  if (device.spec.isCPU()) {
+    if (!*cores)
+      return fail("a cpu device needs \"cores\"");
+    PeakTflops &peak = device.spec.peak;
+    peak = {peak.fp32 * device.spec.cores, peak.tf32 * device.spec.cores,
+            peak.bf16 * device.spec.cores, peak.fp16 * device.spec.cores};
+  }
+  for (auto [key, field] :
+       {std::pair<llvm::StringRef, double *>{"memory_gb",
+                                             &device.spec.memoryGB},
+        {"memory_bandwidth_gbps", &device.spec.memoryBandwidthGBps}}) {
+    llvm::Expected<std::optional<double>> value = number(key);
+    if (!value)
+      return value.takeError();
+    if (*value)
+      *field = **value;
+  }
+  if (device.spec.isCPU() && device.spec.memoryGB <= 0)
+    return fail("a cpu device needs \"memory_gb\"");
+
+  if (const llvm::json::Value *value = object.get("compute_capability")) {
+    std::optional<llvm::StringRef> text = value->getAsString();
+    int major = 0, minor = 0;
+    if (!text || sscanf(text->str().c_str(), "%d.%d", &major, &minor) != 2 ||
+        device.spec.isCPU())
+      return fail("'compute_capability' must be a string like \"8.0\", and "
+                  "only on a GPU");
+    device.spec.computeCapability = text->str();
+  }
+  if (const llvm::json::Value *value = object.get("peak_tflops")) {
+    const llvm::json::Object *peaks = value->getAsObject();
+    if (!peaks)
+      return fail("'peak_tflops' must be an object keyed by fp32, tf32, bf16, "
+                  "fp16");
+    for (const auto &entry : *peaks) {
+      double *field = llvm::StringSwitch<double *>(entry.first.str())
+                          .Case("fp32", &device.spec.peak.fp32)
+                          .Case("tf32", &device.spec.peak.tf32)
+                          .Case("bf16", &device.spec.peak.bf16)
+                          .Case("fp16", &device.spec.peak.fp16)
+                          .Default(nullptr);
+      std::optional<double> number = entry.second.getAsNumber();
+      if (!field)
+        return fail("unknown precision '" + entry.first.str() +
+                    "' in peak_tflops (known: fp32, tf32, bf16, fp16)");
+      if (!number || *number <= 0)
+        return fail("peak_tflops." + entry.first.str() +
+                    " must be a positive number");
+      *field = *number;
+    }
+  }
+  return device;
+}
+
+llvm::Expected<Cluster> mlir::pipe::parseCluster(llvm::StringRef text,
+                                                 llvm::StringRef fileName) {
+  llvm::Expected<llvm::json::Value> json = llvm::json::parse(text);
+  if (!json) {
+    // llvm::json reports "[line:col, byte=N]: message"; keep line and
+    // column, and say them our way.
+    std::string message = llvm::toString(json.takeError());
+    size_t byte = message.find("byte=");
+    size_t close = message.find("]: ");
+    if (byte != std::string::npos && close != std::string::npos) {
+      size_t offset = std::stoul(message.substr(byte + 5));
+      auto [line, column] = lineColumn(text, offset);
+      return error(fileName, "malformed JSON at line " + llvm::Twine(line) +
+                                 ", column " + llvm::Twine(column) + ": " +
+                                 message.substr(close + 3));
+    }
+    return error(fileName, "malformed JSON: " + message);
+  }
+  const llvm::json::Object *root = json->getAsObject();
+  if (!root)
+    return error(fileName, "the top level must be an object with \"devices\"");
+  for (const auto &entry : *root)
+    if (entry.first != "devices" && entry.first != "links")
+      return error(fileName, "unknown field '" + entry.first.str() +
+                                 "' (known: devices, links)");
+  const llvm::json::Array *devices = root->getArray("devices");
+  if (!devices || devices->empty())
+    return error(fileName, "needs a non-empty \"devices\" array");
+
+  Cluster cluster;
+  for (auto [index, value] : llvm::enumerate(*devices)) {
+    const llvm::json::Object *object = value.getAsObject();
+    if (!object)
+      return error(fileName,
+                   "device " + llvm::Twine(index) + " must be an object");
+    llvm::Expected<Device> device =
+        DeviceReader(fileName, *object, index).read();
+    if (!device)
+      return device.takeError();
+    if (cluster.find(device->name))
+      return error(fileName, "two devices are called '" + device->name + "'");
+    cluster.devices.push_back(std::move(*device));
+  }
+
+  if (const llvm::json::Value *value = root->get("links")) {
+    const llvm::json::Array *links = value->getAsArray();
+    if (!links)
+      return error(fileName, "\"links\" must be an array");
+    for (auto [index, value] : llvm::enumerate(*links)) {
+      auto fail = [&](const llvm::Twine &message) {
+        return error(fileName, "link " + llvm::Twine(index) + ": " + message);
+      };
+      const llvm::json::Object *object = value.getAsObject();
+      const llvm::json::Array *between =
+          object ? object->getArray("between") : nullptr;
+      if (!between || between->size() != 2)
+        return fail("needs \"between\": [device, device]");
+      unsigned ends[2];
+      for (unsigned i = 0; i < 2; ++i) {
+        std::optional<llvm::StringRef> name = (*between)[i].getAsString();
+        std::optional<unsigned> found =
+            name ? cluster.find(*name) : std::nullopt;
+        if (!found)
+          return fail("names unknown device '" +
+                      (name ? name->str() : std::string("?")) + "'");
+        ends[i] = *found;
+      }
+      if (ends[0] == ends[1])
+        return fail("links device '" + cluster.devices[ends[0]].name +
+                    "' to itself");
+      std::optional<double> bandwidth = object->getNumber("bandwidth_gbps");
+      std::optional<double> latency = object->getNumber("latency_us");
+      if (!bandwidth || *bandwidth <= 0)
+        return fail("needs a positive \"bandwidth_gbps\"");
+      if (latency && *latency < 0)
+        return fail("\"latency_us\" must not be negative");
+      cluster.setLink(ends[0], ends[1],
+                      {"explicit", *bandwidth, latency.value_or(0)});
+    }
+  }
+  return cluster;
+}
+
+llvm::Expected<Cluster> mlir::pipe::readCluster(llvm::StringRef path) {
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (std::error_code code = buffer.getError())
+    return error(path, "cannot open: " + code.message());
+  return parseCluster((*buffer)->getBuffer(), path);
+}

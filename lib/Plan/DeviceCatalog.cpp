@@ -1,0 +1,152 @@
+//===- DeviceCatalog.cpp - the kinds of devices pipe plans for ------------===//
+//
+// Dense (non-sparse) peak throughput from each vendor datasheet, per
+// precision; "tf32"/"bf16"/"fp16" are tensor-core rates where the device has
+// them, else the rate the device reaches without (V100 and T4 emulate bf16
+// at about their fp32 rate). See docs/devices.md for the table and sources.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pipe/Plan/Cluster.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+using namespace mlir;
+using namespace mlir::pipe;
+
+static const LinkSpec kNVLink4{"NVLink4", 450, 2}; // 900 GB/s both ways
+static const LinkSpec kNVLink3{"NVLink3", 300, 2}; // 600 GB/s both ways
+static const LinkSpec kNVLink2{"NVLink2", 150, 2}; // 300 GB/s both ways
+static const LinkSpec kPCIe5{"PCIe5 x16", 64, 5};
+static const LinkSpec kPCIe4{"PCIe4 x16", 32, 5};
+static const LinkSpec kPCIe3{"PCIe3 x16", 16, 5};
+static const LinkSpec kHostMemory{"host memory", 20, 1};
+
+llvm::ArrayRef<DeviceSpec> mlir::pipe::deviceCatalog() {
+  static const DeviceSpec catalog[] = {
+      {"H200",
+       {67, 494.7, 989.4, 989.4},
+       141,
+       4800,
+       "9.0",
+       0,
+       kNVLink4,
+       "NVIDIA H200 Tensor Core GPU datasheet (SXM, dense)"},
+      {"H100-SXM",
+       {67, 494.7, 989.4, 989.4},
+       80,
+       3350,
+       "9.0",
+       0,
+       kNVLink4,
+       "NVIDIA H100 Tensor Core GPU datasheet (SXM5, dense)"},
+      {"H100-PCIe",
+       {51, 378, 756, 756},
+       80,
+       2000,
+       "9.0",
+       0,
+       kPCIe5,
+       "NVIDIA H100 Tensor Core GPU datasheet (PCIe, dense)"},
+      {"A100-80GB",
+       {19.5, 156, 312, 312},
+       80,
+       2039,
+       "8.0",
+       0,
+       kNVLink3,
+       "NVIDIA A100 Tensor Core GPU datasheet (SXM4 80GB, dense)"},
+      {"A100-40GB",
+       {19.5, 156, 312, 312},
+       40,
+       1555,
+       "8.0",
+       0,
+       kNVLink3,
+       "NVIDIA A100 Tensor Core GPU datasheet (SXM4 40GB, dense)"},
+      {"V100-32GB",
+       {15.7, 15.7, 15.7, 125},
+       32,
+       900,
+       "7.0",
+       0,
+       kNVLink2,
+       "NVIDIA V100 Tensor Core GPU datasheet (SXM2); no TF32 or BF16 "
+       "tensor cores, so those run at the FP32 rate"},
+      {"V100-16GB",
+       {15.7, 15.7, 15.7, 125},
+       16,
+       900,
+       "7.0",
+       0,
+       kNVLink2,
+       "NVIDIA V100 Tensor Core GPU datasheet (SXM2); no TF32 or BF16 "
+       "tensor cores, so those run at the FP32 rate"},
+      {"L4",
+       {30.3, 60, 121, 121},
+       24,
+       300,
+       "8.9",
+       0,
+       kPCIe4,
+       "NVIDIA L4 Tensor Core GPU datasheet (dense)"},
+      {"T4",
+       {8.1, 8.1, 8.1, 65},
+       16,
+       320,
+       "7.5",
+       0,
+       kPCIe3,
+       "NVIDIA T4 Tensor Core GPU datasheet; FP16 tensor cores only"},
+      {"RTX4090",
+       {82.6, 82.6, 165, 165},
+       24,
+       1008,
+       "8.9",
+       0,
+       kPCIe4,
+       "NVIDIA Ada GPU architecture whitepaper (RTX 4090, dense, FP32 "
+       "accumulate); no peer-to-peer, NCCL needs NCCL_P2P_DISABLE=1"},
+      {"A10",
+       {31.2, 62.5, 125, 125},
+       24,
+       600,
+       "8.6",
+       0,
+       kPCIe4,
+       "NVIDIA A10 Tensor Core GPU datasheet (dense)"},
+      // A CPU's cores and memory come from the cluster file. The FLOP/s are
+      // per core, scaled by the cores given: an AVX2 core with two FMA units
+      // at about 3 GHz peaks at 2 * 8 * 2 * 3 = 96 GFLOP/s in fp32; without
+      // native bf16/fp16 arithmetic, those are assumed at half that rate.
+      // The memory bandwidth (20 GB/s) is for the whole socket, a
+      // conservative DDR4 figure, to be overridden per cluster.
+      {"cpu",
+       {0.096, 0.096, 0.048, 0.048},
+       0,
+       20,
+       "",
+       1,
+       kHostMemory,
+       "per core: AVX2, 2 FMA units, ~3 GHz (assumption; override with "
+       "peak_tflops)"},
+  };
+  return catalog;
+}
+
+const DeviceSpec *mlir::pipe::lookupDeviceKind(llvm::StringRef kind) {
+  for (const DeviceSpec &spec : deviceCatalog())
+    if (spec.kind == kind)
+      return &spec;
+  return nullptr;
+}
+
+LinkSpec mlir::pipe::defaultNetworkLink() { return {"InfiniBand HDR", 25, 5}; }
+
+std::string DeviceSpec::arch() const {
+  if (isCPU())
+    return "";
+  std::string digits = computeCapability;
+  llvm::erase(digits, '.');
+  return "sm_" + digits;
+}
