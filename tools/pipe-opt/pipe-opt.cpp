@@ -110,7 +110,8 @@ importONNXToBuffer(StringRef path, DialectRegistry &registry) {
 /// `--emit=sources|binaries`: parses `input`, lowers it for inference and
 /// writes the program into the folder `outDir`.
 static int compileProgram(std::unique_ptr<llvm::MemoryBuffer> input,
-                          StringRef outDir, DialectRegistry &registry) {
+                          StringRef inputPath, StringRef outDir,
+                          DialectRegistry &registry) {
   if (targetKind != "cpu") {
     llvm::errs() << "error: unknown --target '" << targetKind
                  << "' (known: cpu)\n";
@@ -131,10 +132,7 @@ static int compileProgram(std::unique_ptr<llvm::MemoryBuffer> input,
     auto name = dyn_cast<NameLoc>(diag.getLocation());
     if (!name || !isa<NameLoc>(name.getChildLoc()))
       return failure();
-    auto file = dyn_cast<FileLineColLoc>(
-        cast<NameLoc>(name.getChildLoc()).getChildLoc());
-    printImportDiagnostic(diag, file ? file.getFilename().getValue()
-                                     : StringRef("<onnx>"));
+    printImportDiagnostic(diag, inputPath);
     return success();
   });
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
@@ -189,7 +187,8 @@ int main(int argc, char **argv) {
   }
 
   if (emitKind == "sources" || emitKind == "binaries")
-    return compileProgram(std::move(input), outputFilename, registry);
+    return compileProgram(std::move(input), inputFilename, outputFilename,
+                          registry);
   if (emitKind != "mlir") {
     llvm::errs() << "error: unknown --emit '" << emitKind
                  << "' (known: mlir, sources, binaries)\n";

@@ -290,6 +290,9 @@ DenseElementsAttr GraphImporter::resolveConstant(Value value) {
   return dyn_cast<DenseElementsAttr>(makeElements(type, "", bytes));
 }
 
+/// `loc("<node name>"("<op type>"))`. The model file is left out on
+/// purpose: MLIR's diagnostic handlers print the innermost file location
+/// instead of the names, and every diagnostic must name the node.
 Location GraphImporter::nodeLocation(const onnx::NodeProto &node,
                                      unsigned index) {
   std::string name = node.name().empty()
@@ -297,7 +300,7 @@ Location GraphImporter::nodeLocation(const onnx::NodeProto &node,
                          : node.name();
   return NameLoc::get(
       builder.getStringAttr(name),
-      NameLoc::get(builder.getStringAttr(node.op_type()), fileLoc));
+      NameLoc::get(builder.getStringAttr(node.op_type())));
 }
 
 LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
