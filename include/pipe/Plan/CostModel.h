@@ -1,0 +1,59 @@
+//===- CostModel.h - FLOPs, bytes and time of pipe ops ----------*- C++ -*-===//
+//
+// The planner's cost model for one op on one device: FLOPs and bytes from
+// the IR, and a roofline time with documented efficiency factors. See
+// docs/planner.md.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PIPE_PLAN_COSTMODEL_H
+#define PIPE_PLAN_COSTMODEL_H
+
+#include "pipe/Plan/Cluster.h"
+
+#include "mlir/IR/Operation.h"
+
+namespace mlir {
+namespace pipe {
+
+/// The work of one op, independent of the device.
+struct OpCost {
+  /// Floating-point operations (a multiply-add counts 2).
+  int64_t flops = 0;
+  /// Bytes the op reads (operands) and writes (results).
+  int64_t bytesRead = 0, bytesWritten = 0;
+  /// Whether the op is a contraction (matmul, gemm, conv) that runs on
+  /// tensor cores / BLAS at the device's compute peak.
+  bool contraction = false;
+};
+
+/// Counts the FLOPs and bytes of `op` from its types and attributes.
+OpCost estimateOpCost(Operation *op);
+
+/// The precision the model computes in.
+enum class Precision { FP32, TF32, BF16, FP16 };
+
+/// Peak TFLOP/s of `device` in `precision`.
+double peakTflops(const DeviceSpec &device, Precision precision);
+
+/// Roofline time of `cost` on `device` in milliseconds: the larger of the
+/// compute time (FLOPs over peak times the compute efficiency) and the
+/// memory time (bytes over bandwidth times the memory efficiency).
+///
+/// Efficiency factors (docs/planner.md): contractions reach 0.80 of peak
+/// when they are large (at least 2^33 FLOPs, an 2048^3 GEMM), falling with
+/// the square root of their size below that, to no less than 0.05;
+/// other ops reach 0.25 of the compute peak (no tensor cores); memory
+/// traffic reaches 0.80 of the bandwidth. A fixed launch overhead is added
+/// per op: 5 us on GPUs, 1 us on CPUs.
+double estimateOpTimeMs(const OpCost &cost, const DeviceSpec &device,
+                        Precision precision);
+
+/// Time to move `bytes` over `link`, in milliseconds: latency plus bytes
+/// over bandwidth.
+double transferTimeMs(int64_t bytes, const LinkSpec &link);
+
+} // namespace pipe
+} // namespace mlir
+
+#endif // PIPE_PLAN_COSTMODEL_H

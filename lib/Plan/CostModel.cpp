@@ -1,0 +1,126 @@
+//===- CostModel.cpp - FLOPs, bytes and time of pipe ops ------------------===//
+
+#include "pipe/Plan/CostModel.h"
+
+#include "pipe/Dialect/Pipe/IR/PipeOps.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <algorithm>
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::pipe;
+
+static int64_t elements(Value value) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  return type && type.hasStaticShape() ? type.getNumElements() : 0;
+}
+
+static int64_t bytes(Value value) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type || !type.hasStaticShape())
+    return 0;
+  int64_t bits = type.getElementType().isIntOrFloat()
+                     ? std::max(8u, type.getElementTypeBitWidth())
+                     : 8;
+  return type.getNumElements() * bits / 8;
+}
+
+OpCost mlir::pipe::estimateOpCost(Operation *op) {
+  OpCost cost;
+  // Parameters and constants are resident, not read per op from HBM here;
+  // their reads are counted where ops consume them.
+  if (isa<ConstantOp, ParamRefOp, ReshapeOp>(op))
+    return cost;
+  for (Value operand : op->getOperands())
+    cost.bytesRead += bytes(operand);
+  for (Value result : op->getResults())
+    cost.bytesWritten += bytes(result);
+
+  llvm::TypeSwitch<Operation *>(op)
+      .Case([&](MatMulOp o) {
+        auto lhs = cast<RankedTensorType>(o.getLhs().getType());
+        cost.flops = 2 * elements(o.getResult()) * lhs.getShape().back();
+        cost.contraction = true;
+      })
+      .Case([&](GemmOp o) {
+        auto a = cast<RankedTensorType>(o.getA().getType());
+        int64_t k = a.getDimSize(o.getTransA() ? 0 : 1);
+        cost.flops = 2 * elements(o.getResult()) * k +
+                     (o.getC() ? elements(o.getResult()) : 0);
+        cost.contraction = true;
+      })
+      .Case([&](ConvOp o) {
+        auto w = cast<RankedTensorType>(o.getWeight().getType());
+        int64_t perOutput = w.getNumElements() / w.getDimSize(0);
+        cost.flops = 2 * elements(o.getResult()) * perOutput;
+        cost.contraction = true;
+      })
+      .Case([&](ConvTransposeOp o) {
+        auto w = cast<RankedTensorType>(o.getWeight().getType());
+        int64_t perInput = w.getNumElements() / w.getDimSize(0);
+        cost.flops = 2 * elements(o.getInput()) * perInput;
+        cost.contraction = true;
+      })
+      .Case<MaxPoolOp, AveragePoolOp>([&](auto o) {
+        int64_t window = 1;
+        for (int64_t k : o.getKernelShape())
+          window *= k;
+        cost.flops = elements(o.getResult()) * window;
+      })
+      .Case<SoftmaxOp, LogSoftmaxOp, LayerNormOp, BatchNormOp, BatchNormTrainOp,
+            InstanceNormOp, SoftmaxCrossEntropyLossOp,
+            NegativeLogLikelihoodLossOp>([&](Operation *o) {
+        // About five passes over the input (max/mean, exp/centre, sum/var,
+        // scale, shift).
+        cost.flops = 5 * elements(o->getOperand(0));
+      })
+      .Case<ReduceMeanOp, ReduceSumOp, ReduceMaxOp>(
+          [&](Operation *o) { cost.flops = elements(o->getOperand(0)); })
+      .Case<TransposeOp, SliceOp, GatherOp, ConcatOp, SplitOp, ExpandOp, TileOp,
+            PadOp, CastOp, TriluOp>([&](Operation *) { cost.flops = 0; })
+      .Default([&](Operation *o) {
+        // Elementwise: one operation per result element.
+        for (Value result : o->getResults())
+          cost.flops += elements(result);
+      });
+  return cost;
+}
+
+double mlir::pipe::peakTflops(const DeviceSpec &device, Precision precision) {
+  switch (precision) {
+  case Precision::FP32:
+    return device.peak.fp32;
+  case Precision::TF32:
+    return device.peak.tf32;
+  case Precision::BF16:
+    return device.peak.bf16;
+  case Precision::FP16:
+    return device.peak.fp16;
+  }
+  return device.peak.fp32;
+}
+
+double mlir::pipe::estimateOpTimeMs(const OpCost &cost,
+                                    const DeviceSpec &device,
+                                    Precision precision) {
+  constexpr double kLargeContraction = 8589934592.0; // 2^33 FLOPs
+  double efficiency = 0.25;
+  double peak = device.peak.fp32;
+  if (cost.contraction) {
+    peak = peakTflops(device, precision);
+    double size = std::min(1.0, double(cost.flops) / kLargeContraction);
+    efficiency = std::max(0.05, 0.80 * std::sqrt(size));
+  }
+  double computeMs = cost.flops / (peak * 1e12 * efficiency) * 1e3;
+  double memoryMs = double(cost.bytesRead + cost.bytesWritten) /
+                    (device.memoryBandwidthGBps * 1e9 * 0.80) * 1e3;
+  double launchMs = device.isCPU() ? 1e-3 : 5e-3;
+  return std::max(computeMs, memoryMs) + launchMs;
+}
+
+double mlir::pipe::transferTimeMs(int64_t bytes, const LinkSpec &link) {
+  return link.latencyUs * 1e-3 +
+         double(bytes) / (link.bandwidthGBps * 1e9) * 1e3;
+}

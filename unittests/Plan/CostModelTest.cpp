@@ -1,0 +1,106 @@
+//===- CostModelTest.cpp - FLOPs, bytes and roofline times ----------------===//
+
+#include "pipe/Plan/CostModel.h"
+
+#include "pipe/Dialect/Pipe/IR/PipeOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Parser/Parser.h"
+
+#include "gtest/gtest.h"
+
+using namespace mlir;
+using namespace mlir::pipe;
+
+namespace {
+
+class CostModelTest : public ::testing::Test {
+protected:
+  CostModelTest() {
+    context.loadDialect<PipeDialect, func::FuncDialect>();
+    module = parseSourceString<ModuleOp>(R"mlir(
+func.func @f(%a: tensor<2x64x128xf32>, %b: tensor<128x32xf32>,
+             %x: tensor<1x3x32x32xf32>, %w: tensor<16x3x3x3xf32>,
+             %m: tensor<8x4xf32>, %n: tensor<16x4xf32>, %c: tensor<16xf32>,
+             %big: tensor<8192x8192xbf16>) {
+  %0 = pipe.matmul %a, %b : tensor<2x64x128xf32>, tensor<128x32xf32>
+  %1 = pipe.conv %x, %w strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] group 1 : tensor<1x3x32x32xf32>, tensor<16x3x3x3xf32>
+  %2 = pipe.gemm %m, %n, %c trans_b : tensor<8x4xf32>, tensor<16x4xf32>, tensor<16xf32>
+  %3 = pipe.add %a, %a : tensor<2x64x128xf32>, tensor<2x64x128xf32>
+  %4 = pipe.matmul %big, %big : tensor<8192x8192xbf16>, tensor<8192x8192xbf16>
+  %5 = pipe.transpose %a perm [0, 2, 1] : tensor<2x64x128xf32>
+  return
+}
+)mlir",
+                                         &context);
+    for (Operation &op : module->lookupSymbol<func::FuncOp>("f")
+                             .getBody()
+                             .front()
+                             .without_terminator())
+      ops.push_back(&op);
+  }
+
+  MLIRContext context;
+  OwningOpRef<ModuleOp> module;
+  SmallVector<Operation *> ops;
+};
+
+TEST_F(CostModelTest, FlopsFromShapes) {
+  ASSERT_EQ(ops.size(), 6u);
+  OpCost matmul = estimateOpCost(ops[0]);
+  EXPECT_EQ(matmul.flops, 2 * (2 * 64 * 32) * 128);
+  EXPECT_TRUE(matmul.contraction);
+  EXPECT_EQ(matmul.bytesRead, (2 * 64 * 128 + 128 * 32) * 4);
+  EXPECT_EQ(matmul.bytesWritten, 2 * 64 * 32 * 4);
+  // conv: 2 * outputs * (C/group * kH * kW).
+  EXPECT_EQ(estimateOpCost(ops[1]).flops, 2 * (16 * 32 * 32) * (3 * 3 * 3));
+  // gemm with C: 2MNK + MN.
+  EXPECT_EQ(estimateOpCost(ops[2]).flops, 2 * 8 * 16 * 4 + 8 * 16);
+  OpCost add = estimateOpCost(ops[3]);
+  EXPECT_EQ(add.flops, 2 * 64 * 128);
+  EXPECT_FALSE(add.contraction);
+  EXPECT_EQ(estimateOpCost(ops[5]).flops, 0);
+  // bf16 counts 2 bytes an element.
+  EXPECT_EQ(estimateOpCost(ops[4]).bytesWritten, 8192LL * 8192 * 2);
+}
+
+TEST_F(CostModelTest, LargeGemmRunsAtEightyPercentOfPeak) {
+  const DeviceSpec &a100 = *lookupDeviceKind("A100-80GB");
+  OpCost cost = estimateOpCost(ops[4]);
+  double expected = 2.0 * 8192 * 8192 * 8192 / (312e12 * 0.80) * 1e3;
+  EXPECT_NEAR(estimateOpTimeMs(cost, a100, Precision::BF16), expected + 5e-3,
+              1e-9);
+  // T4 has no bf16 tensor cores: the same GEMM is far slower.
+  const DeviceSpec &t4 = *lookupDeviceKind("T4");
+  EXPECT_GT(estimateOpTimeMs(cost, t4, Precision::BF16),
+            30 * estimateOpTimeMs(cost, a100, Precision::BF16));
+}
+
+TEST_F(CostModelTest, ElementwiseIsMemoryBound) {
+  const DeviceSpec &h100 = *lookupDeviceKind("H100-SXM");
+  OpCost add = estimateOpCost(ops[3]);
+  double memoryMs =
+      double(add.bytesRead + add.bytesWritten) / (3350e9 * 0.80) * 1e3;
+  EXPECT_NEAR(estimateOpTimeMs(add, h100, Precision::FP32), memoryMs + 5e-3,
+              1e-12);
+}
+
+TEST_F(CostModelTest, SmallContractionsAreLessEfficient) {
+  const DeviceSpec &a100 = *lookupDeviceKind("A100-80GB");
+  OpCost small = estimateOpCost(ops[0]);
+  OpCost large = estimateOpCost(ops[4]);
+  double smallRate =
+      small.flops / estimateOpTimeMs(small, a100, Precision::FP32);
+  double largeRate =
+      large.flops / estimateOpTimeMs(large, a100, Precision::FP32);
+  EXPECT_LT(smallRate, largeRate);
+}
+
+TEST(Transfer, LatencyPlusBandwidth) {
+  LinkSpec link{"test", 25, 5};
+  EXPECT_NEAR(transferTimeMs(25'000'000, link), 5e-3 + 1.0, 1e-12);
+  EXPECT_NEAR(transferTimeMs(0, link), 5e-3, 1e-12);
+}
+
+} // namespace
