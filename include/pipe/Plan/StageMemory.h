@@ -1,0 +1,65 @@
+//===- StageMemory.h - predicted peak memory of a pipeline stage -*- C++ -*-=//
+
+#ifndef PIPE_PLAN_STAGEMEMORY_H
+#define PIPE_PLAN_STAGEMEMORY_H
+
+#include "mlir/IR/Operation.h"
+
+namespace mlir {
+namespace pipe {
+
+enum class Schedule { GPipe, OneFOneB };
+enum class Recompute { None, Selective, Full };
+enum class Optimizer { None, SGD, SGDMomentum, Adam };
+
+/// Where a stage sits in its pipeline and how the pipeline runs.
+struct StagePosition {
+  unsigned index = 0, numStages = 1;
+  int64_t microbatches = 1;
+  Schedule schedule = Schedule::OneFOneB;
+  bool training = false;
+};
+
+/// The predicted peak memory of one stage, by part, in bytes.
+struct StageMemory {
+  int64_t parameters = 0, gradients = 0, optimizerState = 0;
+  /// Activations kept for the backward pass of one microbatch.
+  int64_t stashPerMicrobatch = 0;
+  /// Microbatches whose stash is alive at once.
+  int64_t microbatchesInFlight = 0;
+  /// Activations a recomputing stage rebuilds for one microbatch at a time.
+  int64_t recomputeBuffer = 0;
+  /// The largest single op's results, live while it runs.
+  int64_t workspace = 0;
+
+  int64_t total() const {
+    return parameters + gradients + optimizerState +
+           stashPerMicrobatch * microbatchesInFlight + recomputeBuffer +
+           workspace;
+  }
+};
+
+/// Microbatches in flight on stage `index` of `numStages`: GPipe runs all M
+/// forward passes before any backward pass; 1F1B keeps at most
+/// numStages - index (never more than M).
+int64_t microbatchesInFlight(const StagePosition &position);
+
+/// Predicts the peak memory of a stage that runs `ops` (in program order;
+/// parameters are the `pipe.param_ref` ops among them).
+///
+/// Training stashes, per microbatch in flight: with no recompute, every
+/// result the stage computes; with selective recompute, only the results
+/// of contractions (matmul, gemm, conv), since everything else is cheap to
+/// recompute from them; with full recompute, only the values entering the
+/// stage. Recomputing stages also hold one microbatch's full activations
+/// while its backward pass runs. Gradients take as much as the parameters;
+/// optimizer state is 1x (SGD with momentum) or 2x (Adam, AdamW) the
+/// parameters. Inference keeps no stash.
+StageMemory estimateStageMemory(ArrayRef<Operation *> ops,
+                                const StagePosition &position,
+                                Recompute recompute, Optimizer optimizer);
+
+} // namespace pipe
+} // namespace mlir
+
+#endif // PIPE_PLAN_STAGEMEMORY_H
