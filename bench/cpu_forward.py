@@ -29,8 +29,7 @@ import torch
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "python"))
 import export_models  # noqa: E402
-
-TYPES = {1: np.float32, 7: np.int64}
+from compare_onnxruntime import random_feed  # noqa: E402
 
 
 def torch_model(name: str):
@@ -67,19 +66,8 @@ def main() -> int:
         program = os.path.join(args.out, name)
         subprocess.run([pipe_opt, path, "--emit=binaries", "-o", program],
                        check=True)
-        model = onnx.load(path)
-        initializers = {t.name for t in model.graph.initializer}
-        rng = np.random.default_rng(0)
-        feed = {}
-        for value in model.graph.input:
-            if value.name in initializers:
-                continue
-            tensor = value.type.tensor_type
-            shape = [d.dim_value for d in tensor.shape.dim]
-            dtype = TYPES[tensor.elem_type]
-            feed[value.name] = (rng.standard_normal(shape).astype(dtype)
-                                if dtype == np.float32 else
-                                rng.integers(0, 64, shape, dtype=dtype))
+        feed = random_feed(onnx.load(path), np.random.default_rng(0),
+                           int_high=64)
         in_dir = os.path.join(program, "bench-in")
         os.makedirs(in_dir, exist_ok=True)
         for key, value in feed.items():

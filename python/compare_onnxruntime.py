@@ -21,9 +21,29 @@ import tempfile
 
 import numpy as np
 import onnx
-import onnxruntime as ort
 
 TYPES = {1: np.float32, 11: np.float64, 7: np.int64, 6: np.int32, 9: np.bool_}
+
+
+def random_feed(model: onnx.ModelProto, rng: np.random.Generator,
+                int_high: int) -> dict[str, np.ndarray]:
+    """One microbatch of inputs for `model`'s graph inputs: floats from a
+    normal distribution, bools at random, integers in [0, int_high)."""
+    initializers = {t.name for t in model.graph.initializer}
+    feed = {}
+    for value in model.graph.input:
+        if value.name in initializers:
+            continue
+        tensor = value.type.tensor_type
+        shape = [d.dim_value for d in tensor.shape.dim]
+        dtype = TYPES[tensor.elem_type]
+        if dtype in (np.float32, np.float64):
+            feed[value.name] = rng.standard_normal(shape).astype(dtype)
+        elif dtype == np.bool_:
+            feed[value.name] = rng.random(shape) < 0.5
+        else:
+            feed[value.name] = rng.integers(0, int_high, shape, dtype=dtype)
+    return feed
 
 
 def main() -> int:
@@ -39,25 +59,11 @@ def main() -> int:
     args = parser.parse_args()
 
     model = onnx.load(args.model)
-    initializers = {t.name for t in model.graph.initializer}
     rng = np.random.default_rng(args.seed)
-    batches = []
-    for _ in range(args.microbatches):
-        feed = {}
-        for value in model.graph.input:
-            if value.name in initializers:
-                continue
-            tensor = value.type.tensor_type
-            shape = [d.dim_value for d in tensor.shape.dim]
-            dtype = TYPES[tensor.elem_type]
-            if dtype in (np.float32, np.float64):
-                feed[value.name] = rng.standard_normal(shape).astype(dtype)
-            elif dtype == np.bool_:
-                feed[value.name] = rng.random(shape) < 0.5
-            else:
-                feed[value.name] = rng.integers(0, args.int_high, shape,
-                                                dtype=dtype)
-        batches.append(feed)
+    batches = [random_feed(model, rng, args.int_high)
+               for _ in range(args.microbatches)]
+
+    import onnxruntime as ort  # only the comparison needs it
 
     session = ort.InferenceSession(args.model,
                                    providers=["CPUExecutionProvider"])

@@ -17,16 +17,6 @@ static int64_t elements(Value value) {
   return type && type.hasStaticShape() ? type.getNumElements() : 0;
 }
 
-static int64_t bytes(Value value) {
-  auto type = dyn_cast<RankedTensorType>(value.getType());
-  if (!type || !type.hasStaticShape())
-    return 0;
-  int64_t bits = type.getElementType().isIntOrFloat()
-                     ? std::max(8u, type.getElementTypeBitWidth())
-                     : 8;
-  return type.getNumElements() * bits / 8;
-}
-
 OpCost mlir::pipe::estimateOpCost(Operation *op) {
   OpCost cost;
   // Parameters and constants are resident, not read per op from HBM here;
@@ -34,9 +24,9 @@ OpCost mlir::pipe::estimateOpCost(Operation *op) {
   if (isa<ConstantOp, ParamRefOp, ReshapeOp>(op))
     return cost;
   for (Value operand : op->getOperands())
-    cost.bytesRead += bytes(operand);
+    cost.bytesRead += tensorBytes(operand.getType());
   for (Value result : op->getResults())
-    cost.bytesWritten += bytes(result);
+    cost.bytesWritten += tensorBytes(result.getType());
 
   llvm::TypeSwitch<Operation *>(op)
       .Case([&](MatMulOp o) {

@@ -12,16 +12,6 @@
 using namespace mlir;
 using namespace mlir::pipe;
 
-static int64_t bytes(Value value) {
-  auto type = dyn_cast<RankedTensorType>(value.getType());
-  if (!type || !type.hasStaticShape())
-    return 0;
-  unsigned bits = type.getElementType().isIntOrFloat()
-                      ? std::max(8u, type.getElementTypeBitWidth())
-                      : 8;
-  return type.getNumElements() * bits / 8;
-}
-
 int64_t mlir::pipe::microbatchesInFlight(const StagePosition &position) {
   if (!position.training)
     return 0;
@@ -43,14 +33,14 @@ StageMemory mlir::pipe::estimateStageMemory(ArrayRef<Operation *> ops,
   for (Operation *op : ops) {
     if (auto ref = dyn_cast<ParamRefOp>(op)) {
       if (seenParameters.insert(ref.getName()).second)
-        memory.parameters += bytes(ref.getResult());
+        memory.parameters += tensorBytes(ref.getType());
       continue;
     }
     if (isa<ConstantOp>(op))
       continue;
     int64_t results = 0;
     for (Value result : op->getResults())
-      results += bytes(result);
+      results += tensorBytes(result.getType());
     memory.workspace = std::max(memory.workspace, results);
     // Reshapes alias their input: nothing new to keep.
     if (!isa<ReshapeOp>(op)) {
@@ -62,7 +52,7 @@ StageMemory mlir::pipe::estimateStageMemory(ArrayRef<Operation *> ops,
       Operation *producer = operand.getDefiningOp();
       bool fromOutside = !producer || !inStage.contains(producer);
       if (fromOutside && countedInputs.insert(operand).second)
-        stageInputs += bytes(operand);
+        stageInputs += tensorBytes(operand.getType());
     }
   }
 

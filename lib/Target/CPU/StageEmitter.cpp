@@ -29,12 +29,7 @@ static RankedTensorType tensorType(Value value) {
   return cast<RankedTensorType>(value.getType());
 }
 
-static int64_t byteSize(Value value) {
-  RankedTensorType type = tensorType(value);
-  int64_t bits =
-      type.getElementType().isInteger(1) ? 8 : type.getElementTypeBitWidth();
-  return type.getNumElements() * (bits / 8);
-}
+static int64_t byteSize(Value value) { return tensorBytes(value.getType()); }
 
 /// The little-endian bytes of a constant, one byte per bool.
 static FailureOr<std::string> elementBytes(ElementsAttr attr) {

@@ -38,6 +38,17 @@ std::string mlir::pipe::formatShape(ArrayRef<int64_t> shape) {
   return text;
 }
 
+int64_t mlir::pipe::tensorBytes(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape())
+    return 0;
+  Type element = tensor.getElementType();
+  unsigned bits = element.isIntOrFloat()
+                      ? std::max(8u, element.getIntOrFloatBitWidth())
+                      : 8;
+  return tensor.getNumElements() * ((bits + 7) / 8);
+}
+
 LogicalResult mlir::pipe::requireStaticShapes(std::optional<Location> loc,
                                               ValueRange operands) {
   for (Value operand : operands) {

@@ -26,6 +26,10 @@ namespace pipe {
 /// Formats a shape as `[d0, d1, ...]` for diagnostics.
 std::string formatShape(ArrayRef<int64_t> shape);
 
+/// Bytes a statically shaped tensor of `type` takes in memory: one byte per
+/// bool (and per element narrower than a byte); 0 for other types.
+int64_t tensorBytes(Type type);
+
 /// Fails with an error unless every operand is a statically shaped ranked
 /// tensor. Type inference runs while parsing, before operand constraints
 /// are verified, so it must not compute with dynamic extents.
