@@ -56,6 +56,12 @@ void Cluster::setLink(unsigned a, unsigned b, LinkSpec spec) {
   links.push_back({a, b, spec});
 }
 
+bool Cluster::hasExplicitLink(unsigned a, unsigned b) const {
+  return llvm::any_of(links, [&](const ExplicitLink &link) {
+    return (link.a == a && link.b == b) || (link.a == b && link.b == a);
+  });
+}
+
 LinkSpec Cluster::link(unsigned a, unsigned b) const {
   for (const ExplicitLink &link : links)
     if ((link.a == a && link.b == b) || (link.a == b && link.b == a))

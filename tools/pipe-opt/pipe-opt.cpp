@@ -8,6 +8,7 @@
 
 #include "pipe/Dialect/Pipe/IR/PipeDialect.h"
 #include "pipe/Import/ONNX/ImportONNX.h"
+#include "pipe/Plan/PlanDriver.h"
 #include "pipe/Target/CPU/CPUTarget.h"
 #include "pipe/Transforms/Passes.h"
 
@@ -44,13 +45,96 @@ static llvm::cl::OptionCategory compileCategory("Compilation options");
 static llvm::cl::opt<std::string> emitKind(
     "emit",
     llvm::cl::desc("How far to go: mlir (IR after the given passes, the "
-                   "default), sources (per-stage C++ in the -o folder), "
-                   "binaries (compiled stages and OUT/run)"),
+                   "default), plan (OUT/plan.json and a table of stages), "
+                   "sources (per-stage C++ in the -o folder), binaries "
+                   "(compiled stages and OUT/run)"),
     llvm::cl::init("mlir"), llvm::cl::cat(compileCategory));
 
 static llvm::cl::opt<std::string>
     targetKind("target", llvm::cl::desc("Code generation target: cpu"),
                llvm::cl::init("cpu"), llvm::cl::cat(compileCategory));
+
+static llvm::cl::OptionCategory planCategory("Planning options");
+
+static llvm::cl::opt<std::string> clusterPath(
+    "cluster",
+    llvm::cl::desc("The devices to plan for (cluster.json); without it, "
+                   "this host's CPU"),
+    llvm::cl::cat(planCategory));
+
+static llvm::cl::opt<bool>
+    train("train",
+          llvm::cl::desc("Plan a training step (forward, backward and "
+                         "optimizer); the default is inference"),
+          llvm::cl::cat(planCategory));
+
+static llvm::cl::opt<unsigned>
+    microbatches("microbatches",
+                 llvm::cl::desc("Microbatches per step (default 1)"),
+                 llvm::cl::init(1), llvm::cl::cat(planCategory));
+
+static llvm::cl::opt<pipe::Schedule> schedule(
+    "schedule", llvm::cl::desc("Pipeline schedule"),
+    llvm::cl::values(clEnumValN(pipe::Schedule::OneFOneB, "1f1b",
+                                "one forward, one backward (default)"),
+                     clEnumValN(pipe::Schedule::GPipe, "gpipe",
+                                "all forward passes, then all backward")),
+    llvm::cl::init(pipe::Schedule::OneFOneB), llvm::cl::cat(planCategory));
+
+enum class RecomputeChoice { Auto, None, Selective, Full };
+static llvm::cl::opt<RecomputeChoice> recompute(
+    "recompute", llvm::cl::desc("Activation recomputation per stage"),
+    llvm::cl::values(
+        clEnumValN(RecomputeChoice::Auto, "auto",
+                   "the planner chooses per stage (default)"),
+        clEnumValN(RecomputeChoice::None, "none", "keep every activation"),
+        clEnumValN(RecomputeChoice::Selective, "selective",
+                   "keep contraction results, recompute the rest"),
+        clEnumValN(RecomputeChoice::Full, "full",
+                   "keep stage inputs, recompute everything")),
+    llvm::cl::init(RecomputeChoice::Auto), llvm::cl::cat(planCategory));
+
+enum class OptimizerChoice { SGD, Adam, AdamW };
+static llvm::cl::opt<OptimizerChoice> optimizer(
+    "optimizer", llvm::cl::desc("Optimizer (its state counts in memory)"),
+    llvm::cl::values(clEnumValN(OptimizerChoice::SGD, "sgd", "SGD (default)"),
+                     clEnumValN(OptimizerChoice::Adam, "adam", "Adam"),
+                     clEnumValN(OptimizerChoice::AdamW, "adamw", "AdamW")),
+    llvm::cl::init(OptimizerChoice::SGD), llvm::cl::cat(planCategory));
+
+static llvm::cl::opt<double>
+    momentum("momentum", llvm::cl::desc("SGD momentum (default 0)"),
+             llvm::cl::init(0), llvm::cl::cat(planCategory));
+
+static llvm::cl::opt<pipe::Precision> precision(
+    "precision", llvm::cl::desc("Precision of contractions"),
+    llvm::cl::values(clEnumValN(pipe::Precision::FP32, "fp32", "(default)"),
+                     clEnumValN(pipe::Precision::TF32, "tf32", ""),
+                     clEnumValN(pipe::Precision::BF16, "bf16", ""),
+                     clEnumValN(pipe::Precision::FP16, "fp16", "")),
+    llvm::cl::init(pipe::Precision::FP32), llvm::cl::cat(planCategory));
+
+static llvm::cl::opt<unsigned>
+    stages("stages",
+           llvm::cl::desc("Number of pipeline stages (default: the "
+                          "planner chooses)"),
+           llvm::cl::init(0), llvm::cl::cat(planCategory));
+
+static llvm::cl::list<std::string> cutAfter(
+    "cut-after",
+    llvm::cl::desc("Cut the pipeline after these ONNX nodes: NODE[,NODE...]"),
+    llvm::cl::CommaSeparated, llvm::cl::cat(planCategory));
+
+static llvm::cl::list<std::string> deviceOrder(
+    "device-order",
+    llvm::cl::desc("The device of each stage, in order: NAME[,NAME...]"),
+    llvm::cl::CommaSeparated, llvm::cl::cat(planCategory));
+
+static llvm::cl::opt<std::string> timelinePath(
+    "timeline",
+    llvm::cl::desc("With --emit=plan, write the simulated iteration as a "
+                   "Chrome trace (Perfetto, chrome://tracing)"),
+    llvm::cl::cat(planCategory));
 
 static llvm::cl::opt<bool> skipONNXChecker(
     "onnx-skip-checker",
@@ -107,8 +191,64 @@ importONNXToBuffer(StringRef path, DialectRegistry &registry) {
   return llvm::MemoryBuffer::getMemBufferCopy(bytes, path);
 }
 
-/// `--emit=sources|binaries`: parses `input`, lowers it for inference and
-/// writes the program into the folder `outDir`.
+/// Parses `input` and prepares it for planning and code generation:
+/// canonicalization, CSE and, without --train, inference mode. Null after
+/// printing the errors.
+static OwningOpRef<ModuleOp>
+prepareModule(std::unique_ptr<llvm::MemoryBuffer> input, StringRef inputPath,
+              MLIRContext &context, llvm::SourceMgr &sourceMgr) {
+  sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return nullptr;
+  PassManager pm(&context);
+  pm.addPass(createCanonicalizerPass());
+  // Without --train the program is an inference pipeline; training-mode
+  // batch normalization whose updated statistics the model returns stays.
+  if (!train)
+    pm.addPass(pipe::createInferenceMode());
+  pm.addPass(createCSEPass());
+  pm.addPass(createCanonicalizerPass());
+  if (failed(pm.run(*module)))
+    return nullptr;
+  return module;
+}
+
+/// The planning options of the command line.
+static pipe::PlanRequest planRequest() {
+  pipe::PlanRequest request;
+  request.clusterPath = clusterPath;
+  request.timelinePath = timelinePath;
+  request.cutAfter.assign(cutAfter.begin(), cutAfter.end());
+  request.deviceOrder.assign(deviceOrder.begin(), deviceOrder.end());
+  pipe::PlanOptions &options = request.options;
+  options.training = train;
+  options.schedule = schedule;
+  options.microbatches = microbatches;
+  options.precision = precision;
+  options.stages = stages;
+  switch (recompute) {
+  case RecomputeChoice::Auto:
+    break;
+  case RecomputeChoice::None:
+    options.recompute = pipe::Recompute::None;
+    break;
+  case RecomputeChoice::Selective:
+    options.recompute = pipe::Recompute::Selective;
+    break;
+  case RecomputeChoice::Full:
+    options.recompute = pipe::Recompute::Full;
+    break;
+  }
+  if (train)
+    options.optimizer = optimizer != OptimizerChoice::SGD ? pipe::Optimizer::Adam
+                        : momentum != 0 ? pipe::Optimizer::SGDMomentum
+                                        : pipe::Optimizer::SGD;
+  return request;
+}
+
+/// `--emit=plan|sources|binaries`: parses `input`, then plans it or lowers
+/// it, writing into the folder `outDir`.
 static int compileProgram(std::unique_ptr<llvm::MemoryBuffer> input,
                           StringRef inputPath, StringRef outDir,
                           DialectRegistry &registry) {
@@ -122,9 +262,24 @@ static int compileProgram(std::unique_ptr<llvm::MemoryBuffer> input,
                  << " needs an output folder: -o OUT\n";
     return 1;
   }
+  if (microbatches < 1) {
+    llvm::errs() << "error: --microbatches must be at least 1\n";
+    return 1;
+  }
+  bool planOnly = emitKind == "plan";
+  if (!planOnly && (train || !clusterPath.empty() || stages > 1 ||
+                    !cutAfter.empty() || !deviceOrder.empty())) {
+    llvm::errs() << "error: --emit=" << emitKind << " builds one CPU stage "
+                 << "for inference so far; --train, --cluster, --stages, "
+                    "--cut-after and --device-order work with --emit=plan\n";
+    return 1;
+  }
+  if (!planOnly && !timelinePath.empty()) {
+    llvm::errs() << "error: --timeline needs --emit=plan\n";
+    return 1;
+  }
   MLIRContext context(registry);
   llvm::SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
   SourceMgrDiagnosticHandler handler(sourceMgr, &context);
   // Ops imported from ONNX carry loc("<node>"("<op type>"(file))): report
   // those by node; everything else by source line.
@@ -135,18 +290,19 @@ static int compileProgram(std::unique_ptr<llvm::MemoryBuffer> input,
     printImportDiagnostic(diag, inputPath);
     return success();
   });
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module =
+      prepareModule(std::move(input), inputPath, context, sourceMgr);
   if (!module)
     return 1;
-  PassManager pm(&context);
-  pm.addPass(createCanonicalizerPass());
-  // Without --train the program is an inference pipeline; training-mode
-  // batch normalization whose updated statistics the model returns stays.
-  pm.addPass(pipe::createInferenceMode());
-  pm.addPass(createCSEPass());
-  pm.addPass(createCanonicalizerPass());
-  if (failed(pm.run(*module)))
-    return 1;
+  if (planOnly) {
+    if (llvm::Error error =
+            pipe::emitPlan(*module, planRequest(), outDir, llvm::outs())) {
+      llvm::errs() << inputPath << ": error: "
+                   << llvm::toString(std::move(error)) << "\n";
+      return 1;
+    }
+    return 0;
+  }
   pipe::CPUTargetOptions options;
   options.compile = emitKind == "binaries";
   if (failed(pipe::emitCPUProgram(*module, outDir, options)))
@@ -186,12 +342,12 @@ int main(int argc, char **argv) {
     }
   }
 
-  if (emitKind == "sources" || emitKind == "binaries")
+  if (emitKind == "plan" || emitKind == "sources" || emitKind == "binaries")
     return compileProgram(std::move(input), inputFilename, outputFilename,
                           registry);
   if (emitKind != "mlir") {
     llvm::errs() << "error: unknown --emit '" << emitKind
-                 << "' (known: mlir, sources, binaries)\n";
+                 << "' (known: mlir, plan, sources, binaries)\n";
     return 1;
   }
 

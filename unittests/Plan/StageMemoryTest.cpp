@@ -1,6 +1,6 @@
 //===- StageMemoryTest.cpp - stash, optimizer state and recompute ---------===//
 
-#include "pipe/Plan/StageMemory.h"
+#include "pipe/Plan/Planner.h"
 
 #include "pipe/Dialect/Pipe/IR/PipeOps.h"
 
@@ -33,16 +33,29 @@ func.func @f(%x: tensor<32x128xf32>) -> tensor<64x64xf32> {
 }
 )mlir",
                                          &context);
-    for (Operation &op : module->lookupSymbol<func::FuncOp>("f")
-                             .getBody()
-                             .front()
-                             .without_terminator())
-      ops.push_back(&op);
+    auto built = buildLayerGraph(module->lookupSymbol<func::FuncOp>("f"));
+    EXPECT_TRUE(bool(built));
+    graph = std::move(*built);
+  }
+
+  /// The memory of the whole function as stage 1 of 4 (two stages after
+  /// it), with M = 8.
+  StageMemory memory(Recompute recompute, Optimizer optimizer,
+                     Schedule schedule = Schedule::OneFOneB,
+                     bool training = true) {
+    PlanOptions options;
+    options.training = training;
+    options.schedule = schedule;
+    options.microbatches = 8;
+    options.optimizer = optimizer;
+    PlanProblem problem(graph, cluster, options);
+    return problem.stageMemory(0, problem.numLayers(), 2, recompute);
   }
 
   MLIRContext context;
   OwningOpRef<ModuleOp> module;
-  SmallVector<Operation *> ops;
+  LayerGraph graph;
+  Cluster cluster = Cluster::hostCPU(2, 24);
 };
 
 constexpr int64_t kParam = 128 * 128 * 4, kAct = 32 * 128 * 4;
@@ -62,45 +75,45 @@ TEST(InFlight, OneFOneBAndGPipe) {
   EXPECT_EQ(microbatchesInFlight(p), 0);
 }
 
+TEST_F(StageMemoryTest, LayersAreOpsWithoutNodeNames) {
+  ASSERT_EQ(graph.layers.size(), 3u); // matmul, relu, reshape
+  EXPECT_EQ(graph.layers[0].contractionBytes, kAct);
+  EXPECT_EQ(graph.layers[2].stashBytes, 0); // reshapes alias
+  EXPECT_EQ(graph.cutBytes(), (std::vector<int64_t>{kAct, kAct}));
+}
+
 TEST_F(StageMemoryTest, ParametersCountOnceAndAdamDoublesThem) {
-  StagePosition p{1, 4, 8, Schedule::OneFOneB, true};
-  StageMemory m = estimateStageMemory(ops, p, Recompute::None, Optimizer::Adam);
+  StageMemory m = memory(Recompute::None, Optimizer::Adam);
   EXPECT_EQ(m.parameters, kParam);
   EXPECT_EQ(m.gradients, kParam);
   EXPECT_EQ(m.optimizerState, 2 * kParam);
-  EXPECT_EQ(estimateStageMemory(ops, p, Recompute::None, Optimizer::SGDMomentum)
-                .optimizerState,
+  EXPECT_EQ(memory(Recompute::None, Optimizer::SGDMomentum).optimizerState,
             kParam);
 }
 
 TEST_F(StageMemoryTest, StashFollowsTheScheduleAndRecompute) {
-  StagePosition p{1, 4, 8, Schedule::OneFOneB, true};
-  StageMemory none =
-      estimateStageMemory(ops, p, Recompute::None, Optimizer::SGD);
+  StageMemory none = memory(Recompute::None, Optimizer::SGD);
   EXPECT_EQ(none.stashPerMicrobatch, 2 * kAct); // matmul + relu, not reshape
   EXPECT_EQ(none.microbatchesInFlight, 3);      // 1F1B: S - i
   EXPECT_EQ(none.workspace, kAct);
 
-  StageMemory selective =
-      estimateStageMemory(ops, p, Recompute::Selective, Optimizer::SGD);
+  StageMemory selective = memory(Recompute::Selective, Optimizer::SGD);
   EXPECT_EQ(selective.stashPerMicrobatch, kAct + kAct); // input + matmul
   EXPECT_EQ(selective.recomputeBuffer, kAct);           // the relu
 
-  StageMemory full =
-      estimateStageMemory(ops, p, Recompute::Full, Optimizer::SGD);
+  StageMemory full = memory(Recompute::Full, Optimizer::SGD);
   EXPECT_EQ(full.stashPerMicrobatch, kAct); // the stage input only
   EXPECT_EQ(full.recomputeBuffer, 2 * kAct);
   EXPECT_LT(full.total(), none.total());
 
-  p.schedule = Schedule::GPipe;
-  EXPECT_EQ(estimateStageMemory(ops, p, Recompute::None, Optimizer::SGD)
+  EXPECT_EQ(memory(Recompute::None, Optimizer::SGD, Schedule::GPipe)
                 .microbatchesInFlight,
             8);
 }
 
 TEST_F(StageMemoryTest, InferenceKeepsNoStash) {
-  StagePosition p{0, 2, 8, Schedule::OneFOneB, false};
-  StageMemory m = estimateStageMemory(ops, p, Recompute::None, Optimizer::Adam);
+  StageMemory m = memory(Recompute::None, Optimizer::Adam,
+                         Schedule::OneFOneB, /*training=*/false);
   EXPECT_EQ(m.gradients, 0);
   EXPECT_EQ(m.optimizerState, 0);
   EXPECT_EQ(m.total(), kParam + kAct);

@@ -85,6 +85,9 @@ public:
   /// else the network.
   LinkSpec link(unsigned a, unsigned b) const;
 
+  /// Whether the cluster file lists a link between `a` and `b`.
+  bool hasExplicitLink(unsigned a, unsigned b) const;
+
   /// Records an explicit link between devices `a` and `b`.
   void setLink(unsigned a, unsigned b, LinkSpec spec);
 

@@ -3,7 +3,7 @@
 #ifndef PIPE_PLAN_STAGEMEMORY_H
 #define PIPE_PLAN_STAGEMEMORY_H
 
-#include "mlir/IR/Operation.h"
+#include <cstdint>
 
 namespace mlir {
 namespace pipe {
@@ -43,21 +43,6 @@ struct StageMemory {
 /// forward passes before any backward pass; 1F1B keeps at most
 /// numStages - index (never more than M).
 int64_t microbatchesInFlight(const StagePosition &position);
-
-/// Predicts the peak memory of a stage that runs `ops` (in program order;
-/// parameters are the `pipe.param_ref` ops among them).
-///
-/// Training stashes, per microbatch in flight: with no recompute, every
-/// result the stage computes; with selective recompute, only the results
-/// of contractions (matmul, gemm, conv), since everything else is cheap to
-/// recompute from them; with full recompute, only the values entering the
-/// stage. Recomputing stages also hold one microbatch's full activations
-/// while its backward pass runs. Gradients take as much as the parameters;
-/// optimizer state is 1x (SGD with momentum) or 2x (Adam, AdamW) the
-/// parameters. Inference keeps no stash.
-StageMemory estimateStageMemory(ArrayRef<Operation *> ops,
-                                const StagePosition &position,
-                                Recompute recompute, Optimizer optimizer);
 
 } // namespace pipe
 } // namespace mlir

@@ -1,0 +1,243 @@
+//===- Planner.h - pipeline partitioning over a layer graph -----*- C++ -*-===//
+//
+// The planner works on a layer graph: the model's ops in program order,
+// grouped by ONNX node ("layers"), with the tensors that cross between them
+// and the parameters each one reads. A plan cuts that order into contiguous
+// stages, places each on a device of the cluster and picks its recompute.
+//
+// PlanProblem precomputes, per device and per layer range, everything the
+// cost model says about a stage, so that the partitioner, the exhaustive
+// search, hand-written plans and the simulator all price a stage the same
+// way. See docs/planner.md for the algorithm and the formulas.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PIPE_PLAN_PLANNER_H
+#define PIPE_PLAN_PLANNER_H
+
+#include "pipe/Plan/Cluster.h"
+#include "pipe/Plan/CostModel.h"
+#include "pipe/Plan/StageMemory.h"
+
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/Error.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir {
+namespace func {
+class FuncOp;
+} // namespace func
+
+namespace pipe {
+
+/// A parameter, or a constant tensor, some layer reads.
+struct PlanParam {
+  std::string name;
+  int64_t bytes = 0;
+  /// Trainable parameters have a gradient and optimizer state.
+  bool trainable = false;
+};
+
+/// A tensor a layer produces, or a graph input.
+struct PlanValue {
+  int64_t bytes = 0;
+  /// The producing layer; -1 for a graph input.
+  int producer = -1;
+};
+
+/// One layer: the ops of one ONNX node (or one op, for IR without node
+/// names), in program order.
+struct PlanLayer {
+  std::string name;
+  /// The forward cost of each op.
+  llvm::SmallVector<OpCost> ops;
+  /// Bytes of the results a training stage keeps for the backward pass
+  /// without recompute (reshapes alias their input and keep nothing).
+  int64_t stashBytes = 0;
+  /// The part of stashBytes that contractions produce.
+  int64_t contractionBytes = 0;
+  /// The largest single op's results.
+  int64_t workspaceBytes = 0;
+  /// Distinct parameters and values read (indices into LayerGraph).
+  llvm::SmallVector<unsigned> params;
+  llvm::SmallVector<unsigned> inputs;
+};
+
+/// A model as the planner sees it: layers in a topological order.
+struct LayerGraph {
+  std::vector<PlanLayer> layers;
+  std::vector<PlanValue> values;
+  std::vector<PlanParam> params;
+
+  /// Bytes of the values produced at or before layer `c` and read after
+  /// it, for every cut c in [0, layers.size() - 1). Values that skip a
+  /// stage are relayed by it, so each cut carries all of them.
+  std::vector<int64_t> cutBytes() const;
+};
+
+/// Builds the layer graph of `func`: consecutive ops with the same ONNX
+/// node name form a layer; parameters and constants become PlanParams.
+/// Fails, naming the op, on a tensor without a static shape.
+llvm::Expected<LayerGraph> buildLayerGraph(func::FuncOp func);
+
+/// What the user asks of the plan.
+struct PlanOptions {
+  bool training = false;
+  Schedule schedule = Schedule::OneFOneB;
+  int64_t microbatches = 1;
+  Optimizer optimizer = Optimizer::None;
+  Precision precision = Precision::FP32;
+  /// Forces one recompute choice on every stage; unset lets the planner
+  /// choose per stage.
+  std::optional<Recompute> recompute;
+  /// The number of stages; 0 lets the planner choose (at most one stage
+  /// per device).
+  unsigned stages = 0;
+  /// Hand-chosen cuts: stage boundaries after these layers (ascending).
+  std::vector<unsigned> cutAfter;
+  /// Hand-chosen devices, one per stage, in pipeline order.
+  std::vector<unsigned> deviceOrder;
+};
+
+/// One stage of a plan: layers [begin, end) on `device`.
+struct StagePlan {
+  unsigned begin = 0, end = 0;
+  unsigned device = 0;
+  Recompute recompute = Recompute::None;
+};
+
+/// The cost model's view of one stage, per microbatch unless noted.
+struct StageCost {
+  double forwardMs = 0, backwardMs = 0, recomputeMs = 0;
+  /// The optimizer update, once per iteration.
+  double optimizerMs = 0;
+  StageMemory memory;
+  int64_t flops = 0;
+  unsigned ops = 0;
+
+  /// Time the stage is busy per microbatch.
+  double busyMs() const { return forwardMs + backwardMs + recomputeMs; }
+};
+
+/// A complete plan and its predictions.
+struct PipelinePlan {
+  std::vector<StagePlan> stages;
+  /// The planner's closed-form objective (docs/planner.md): the sum of the
+  /// stage and transfer times of one microbatch plus (M - 1) times the
+  /// slowest of them.
+  double objectiveMs = 0;
+  /// Filled by the simulator.
+  double predictedIterationMs = 0, bubbleFraction = 0;
+  /// Whether the search was exact under the objective; when not, the
+  /// proven bound on how far the objective is from the optimum.
+  bool exact = true;
+  double gapBound = 0;
+  /// Every plan the Pareto walk visited: the least sum for each bound on
+  /// the slowest element.
+  std::vector<std::vector<StagePlan>> paretoPlans;
+};
+
+/// Every per-range quantity the planner needs, precomputed.
+class PlanProblem {
+public:
+  PlanProblem(const LayerGraph &graph, const Cluster &cluster,
+              const PlanOptions &options);
+
+  const LayerGraph &graph() const { return graphRef; }
+  const Cluster &cluster() const { return clusterRef; }
+  const PlanOptions &options() const { return opts; }
+  unsigned numLayers() const { return graphRef.layers.size(); }
+  unsigned numDevices() const { return clusterRef.devices.size(); }
+
+  /// The cost of layers [begin, end) on `device` at `positionFromEnd`
+  /// (0 for the last stage).
+  StageCost stageCost(unsigned begin, unsigned end, unsigned device,
+                      unsigned positionFromEnd, Recompute recompute) const;
+
+  /// The time to send the tensors crossing the cut after layer `cut` from
+  /// `from` to `to` (the gradients go back over the same link).
+  double cutMs(unsigned cut, unsigned from, unsigned to) const;
+  int64_t cutBytes(unsigned cut) const { return cuts[cut]; }
+
+  /// A device's memory in bytes.
+  int64_t capacityBytes(unsigned device) const;
+
+  /// Per-layer forward and backward time of one microbatch on `device`.
+  double layerForwardMs(unsigned layer, unsigned device) const {
+    return fwd[device][layer + 1] - fwd[device][layer];
+  }
+  double layerBackwardMs(unsigned layer, unsigned device) const {
+    return bwd[device][layer + 1] - bwd[device][layer];
+  }
+
+  /// Forward + backward FLOPs of M microbatches over the cluster's combined
+  /// peak at the cost model's best efficiency: no plan can beat it.
+  double lowerBoundMs() const;
+
+  /// The parts of the objective of a plan.
+  struct Times {
+    /// Stage times and transfers of one microbatch, end to end.
+    double sum = 0;
+    /// The slowest forward step (stage or transfer) and the slowest
+    /// backward step; with a single bottleneck, all of it is in `forward`.
+    double slowestForward = 0, slowestBackward = 0;
+    double objective(int64_t microbatches) const {
+      return sum + double(microbatches - 1) * (slowestForward + slowestBackward);
+    }
+  };
+
+  /// Whether the objective has separate forward and backward bottlenecks
+  /// (GPipe, whose replay it then matches exactly) or one (1F1B).
+  bool splitBottleneck() const;
+
+  /// The objective's parts for `stages`.
+  Times times(llvm::ArrayRef<StagePlan> stages) const;
+
+  /// The closed-form objective of `stages` (docs/planner.md).
+  double objectiveMs(llvm::ArrayRef<StagePlan> stages) const {
+    return times(stages).objective(opts.microbatches);
+  }
+
+  /// Memory of a stage, by part.
+  StageMemory stageMemory(unsigned begin, unsigned end,
+                          unsigned positionFromEnd, Recompute recompute) const;
+
+private:
+  int64_t table(const std::vector<int64_t> &t, unsigned i, unsigned j) const {
+    return t[size_t(i) * (numLayers() + 1) + j];
+  }
+
+  const LayerGraph &graphRef;
+  const Cluster &clusterRef;
+  PlanOptions opts;
+  std::vector<int64_t> cuts;
+  // Prefix sums over layers, per device: forward, backward and
+  // non-contraction forward time.
+  std::vector<std::vector<double>> fwd, bwd, cheapFwd;
+  std::vector<int64_t> prefixFlops, prefixOps, prefixStash, prefixContraction;
+  // [i][j] tables over layer ranges: distinct parameter bytes (all and
+  // trainable) and stage-input bytes.
+  std::vector<int64_t> paramAll, paramTrainable, inputs;
+};
+
+/// Chooses the plan minimizing the objective under every device's memory,
+/// honouring the hand-given stages, cuts, device order and recompute in
+/// the options. Fails when no plan fits, naming the device and by how much
+/// the closest plan misses; or when the options cannot be met.
+llvm::Expected<PipelinePlan> planPipeline(const PlanProblem &problem);
+
+/// Tries every plan (cut set, device sequence, recompute) and returns the
+/// best objective: the reference the partitioner is tested against. Only
+/// for small problems.
+std::optional<PipelinePlan> exhaustivePlan(const PlanProblem &problem);
+
+/// Whether `plan` fits every device's memory.
+bool fitsMemory(const PlanProblem &problem, llvm::ArrayRef<StagePlan> plan);
+
+} // namespace pipe
+} // namespace mlir
+
+#endif // PIPE_PLAN_PLANNER_H

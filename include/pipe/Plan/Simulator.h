@@ -1,0 +1,69 @@
+//===- Simulator.h - event-level replay of a pipeline schedule --*- C++ -*-===//
+//
+// Replays one iteration of a plan under its schedule on the cost model:
+// every stage runs its program (forward, recompute and backward of each
+// microbatch) in order, each as soon as its
+// device is free and its inputs have arrived; every link carries its
+// transfers one at a time, in each direction. The replay also proves the
+// schedule complete and deadlock-free: it fails if some stage can never
+// run its next step.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PIPE_PLAN_SIMULATOR_H
+#define PIPE_PLAN_SIMULATOR_H
+
+#include "pipe/Plan/Planner.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+namespace mlir {
+namespace pipe {
+
+/// A step of a stage's program.
+enum class Phase { Forward, Backward };
+
+struct ProgramStep {
+  Phase phase;
+  unsigned microbatch;
+};
+
+/// The program of stage `stage` of `numStages` under `schedule` with
+/// `microbatches` microbatches: for inference all forward passes; GPipe
+/// all forward then all backward passes; 1F1B min(S - 1 - stage, M)
+/// forward passes, then one forward and one backward pass at a time, then
+/// the remaining backward passes.
+std::vector<ProgramStep> stageProgram(Schedule schedule, bool training,
+                                      unsigned stage, unsigned numStages,
+                                      unsigned microbatches);
+
+/// One interval of the replay.
+struct SimEvent {
+  enum Kind { Forward, Recompute, Backward, Activation, Gradient };
+  Kind kind;
+  /// The stage; for transfers, the stage that sends.
+  unsigned stage;
+  unsigned microbatch;
+  double startMs, endMs;
+};
+
+struct Simulation {
+  double iterationMs = 0;
+  /// The share of device time the stages stand idle.
+  double bubbleFraction = 0;
+  std::vector<SimEvent> events;
+};
+
+/// Replays `plan`. Fails if the schedule deadlocks.
+llvm::Expected<Simulation> simulate(const PlanProblem &problem,
+                                    llvm::ArrayRef<StagePlan> plan);
+
+/// Writes `simulation` as a Chrome trace (JSON; opens in Perfetto and
+/// chrome://tracing): one track per stage and per link direction.
+void writeChromeTrace(const Cluster &cluster, llvm::ArrayRef<StagePlan> plan,
+                      const Simulation &simulation, llvm::raw_ostream &os);
+
+} // namespace pipe
+} // namespace mlir
+
+#endif // PIPE_PLAN_SIMULATOR_H

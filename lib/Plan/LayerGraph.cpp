@@ -1,0 +1,162 @@
+//===- LayerGraph.cpp - the planner's view of a model ---------------------===//
+//
+// Groups a function's ops into layers (one per ONNX node), and records the
+// bytes each layer keeps, reads and passes on.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pipe/Plan/Planner.h"
+
+#include "pipe/Dialect/Pipe/IR/PipeOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace mlir::pipe;
+
+/// The ONNX node an op was imported from, or empty.
+static StringRef nodeName(Operation *op) {
+  if (auto name = dyn_cast<NameLoc>(op->getLoc()))
+    return name.getName().strref();
+  return {};
+}
+
+static std::string describe(Operation *op) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "'" << op->getName() << "' at " << op->getLoc();
+  return text;
+}
+
+llvm::Expected<LayerGraph> mlir::pipe::buildLayerGraph(func::FuncOp func) {
+  LayerGraph graph;
+  auto module = func->getParentOfType<ModuleOp>();
+  llvm::DenseMap<Value, unsigned> valueIds;
+  llvm::StringMap<unsigned> paramIds;
+  llvm::DenseMap<Operation *, unsigned> constantIds;
+
+  auto staticBytes = [](Type type) -> std::optional<int64_t> {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!tensor || !tensor.hasStaticShape())
+      return std::nullopt;
+    return tensorBytes(tensor);
+  };
+
+  for (BlockArgument arg : func.getArguments()) {
+    std::optional<int64_t> bytes = staticBytes(arg.getType());
+    if (!bytes)
+      return llvm::createStringError(
+          "graph input " + llvm::Twine(arg.getArgNumber()) +
+          " has no static shape; give one with --input-shape");
+    valueIds[arg] = graph.values.size();
+    graph.values.push_back({*bytes, -1});
+  }
+
+  // Parameters and constants are not layers: the layers that read them
+  // hold them.
+  llvm::DenseMap<Value, unsigned> paramOfValue;
+  std::string lastNode;
+  unsigned unnamed = 0;
+  for (Operation &op : func.getBody().front()) {
+    if (isa<func::ReturnOp>(op))
+      break;
+    if (auto ref = dyn_cast<ParamRefOp>(op)) {
+      StringRef name = ref.getName();
+      auto [it, inserted] = paramIds.try_emplace(name, graph.params.size());
+      if (inserted) {
+        auto decl = module ? module.lookupSymbol<ParameterOp>(name) : nullptr;
+        graph.params.push_back({name.str(), tensorBytes(ref.getType()),
+                                decl && decl.getTrainable()});
+      }
+      paramOfValue[ref.getResult()] = it->second;
+      continue;
+    }
+    if (isa<ConstantOp>(op)) {
+      unsigned id = graph.params.size();
+      graph.params.push_back(
+          {"constant", tensorBytes(op.getResult(0).getType()), false});
+      paramOfValue[op.getResult(0)] = id;
+      continue;
+    }
+    for (Value result : op.getResults())
+      if (!staticBytes(result.getType()))
+        return llvm::createStringError(describe(&op) +
+                                       " has a result without a static shape");
+
+    StringRef node = nodeName(&op);
+    if (node.empty() || node != lastNode || graph.layers.empty()) {
+      PlanLayer layer;
+      layer.name = node.empty() ? (op.getName().stripDialect() + "_" +
+                                   llvm::Twine(unnamed++))
+                                      .str()
+                                : node.str();
+      graph.layers.push_back(std::move(layer));
+    }
+    lastNode = node.str();
+    unsigned layerIndex = graph.layers.size() - 1;
+    PlanLayer &layer = graph.layers.back();
+
+    OpCost cost = estimateOpCost(&op);
+    layer.ops.push_back(cost);
+    int64_t results = 0;
+    for (Value result : op.getResults())
+      results += tensorBytes(result.getType());
+    layer.workspaceBytes = std::max(layer.workspaceBytes, results);
+    if (!isa<ReshapeOp>(op)) {
+      layer.stashBytes += results;
+      if (cost.contraction)
+        layer.contractionBytes += results;
+    }
+    for (Value operand : op.getOperands()) {
+      if (auto it = paramOfValue.find(operand); it != paramOfValue.end()) {
+        if (!llvm::is_contained(layer.params, it->second))
+          layer.params.push_back(it->second);
+        continue;
+      }
+      auto it = valueIds.find(operand);
+      if (it == valueIds.end())
+        return llvm::createStringError(describe(&op) +
+                                       " reads a value defined elsewhere");
+      // Values this layer produced itself are not inputs.
+      if (graph.values[it->second].producer == int(layerIndex))
+        continue;
+      if (!llvm::is_contained(layer.inputs, it->second))
+        layer.inputs.push_back(it->second);
+    }
+    for (Value result : op.getResults()) {
+      valueIds[result] = graph.values.size();
+      graph.values.push_back({tensorBytes(result.getType()), int(layerIndex)});
+    }
+  }
+  if (graph.layers.empty())
+    return llvm::createStringError("the function '" + func.getSymName() +
+                                   "' computes nothing to plan");
+  return graph;
+}
+
+std::vector<int64_t> LayerGraph::cutBytes() const {
+  size_t numCuts = layers.empty() ? 0 : layers.size() - 1;
+  std::vector<int> lastUse(values.size(), -1);
+  for (auto [index, layer] : llvm::enumerate(layers))
+    for (unsigned value : layer.inputs)
+      lastUse[value] = std::max(lastUse[value], int(index));
+  // A value produced by layer p and last read by layer q crosses the cuts
+  // p, ..., q - 1: accumulate as differences.
+  std::vector<int64_t> delta(numCuts + 1, 0);
+  for (auto [index, value] : llvm::enumerate(values)) {
+    if (value.producer < 0 || lastUse[index] <= value.producer)
+      continue;
+    delta[value.producer] += value.bytes;
+    delta[lastUse[index]] -= value.bytes;
+  }
+  std::vector<int64_t> bytes(numCuts, 0);
+  int64_t running = 0;
+  for (size_t cut = 0; cut < numCuts; ++cut)
+    bytes[cut] = running += delta[cut];
+  return bytes;
+}

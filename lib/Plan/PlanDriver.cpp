@@ -1,0 +1,303 @@
+//===- PlanDriver.cpp - `pipe-opt --emit=plan` ----------------------------===//
+
+#include "pipe/Plan/PlanDriver.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/Path.h"
+
+#include <chrono>
+#include <thread>
+#include <unistd.h>
+
+using namespace mlir;
+using namespace mlir::pipe;
+
+static const char *scheduleName(const PlanOptions &options) {
+  if (!options.training)
+    return "inference";
+  return options.schedule == Schedule::GPipe ? "gpipe" : "1f1b";
+}
+
+static const char *recomputeName(Recompute recompute) {
+  switch (recompute) {
+  case Recompute::None:
+    return "none";
+  case Recompute::Selective:
+    return "selective";
+  case Recompute::Full:
+    return "full";
+  }
+  return "none";
+}
+
+/// This host's CPU: its hardware threads and physical memory.
+static Cluster hostCluster() {
+  unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  double bytes = double(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGE_SIZE);
+  return Cluster::hostCPU(cores, bytes / 1073741824.0);
+}
+
+llvm::Expected<PlanResult> mlir::pipe::planModule(ModuleOp module,
+                                                  const PlanRequest &request) {
+  auto main = module.lookupSymbol<func::FuncOp>("main");
+  if (!main)
+    return llvm::createStringError("the module has no func.func @main to plan");
+
+  PlanResult result;
+  if (request.clusterPath.empty()) {
+    result.cluster = hostCluster();
+  } else {
+    llvm::Expected<Cluster> cluster = readCluster(request.clusterPath);
+    if (!cluster)
+      return cluster.takeError();
+    result.cluster = std::move(*cluster);
+  }
+  llvm::Expected<LayerGraph> graph = buildLayerGraph(main);
+  if (!graph)
+    return graph.takeError();
+  result.graph = std::move(*graph);
+
+  PlanOptions options = request.options;
+  // Cut points by node name: the last layer of that node.
+  for (const std::string &name : request.cutAfter) {
+    std::optional<unsigned> found;
+    for (auto [index, layer] : llvm::enumerate(result.graph.layers))
+      if (layer.name == name)
+        found = index;
+    if (!found)
+      return llvm::createStringError("--cut-after: the model has no node '" +
+                                     name + "'");
+    if (*found + 1 == result.graph.layers.size())
+      return llvm::createStringError(
+          "--cut-after: '" + name +
+          "' is the model's last node; there is nothing to cut after it");
+    options.cutAfter.push_back(*found);
+  }
+  // Node names in program order.
+  std::vector<unsigned> sorted = options.cutAfter;
+  llvm::sort(sorted);
+  for (unsigned i = 1; i < sorted.size(); ++i)
+    if (sorted[i] == sorted[i - 1])
+      return llvm::createStringError(
+          "--cut-after: node '" + result.graph.layers[sorted[i]].name +
+          "' is given twice");
+  options.cutAfter = sorted;
+  for (const std::string &name : request.deviceOrder) {
+    std::optional<unsigned> device = result.cluster.find(name);
+    if (!device)
+      return llvm::createStringError(
+          "--device-order: the cluster has no device '" + name + "'");
+    if (llvm::is_contained(options.deviceOrder, *device))
+      return llvm::createStringError("--device-order: device '" + name +
+                                     "' is given twice");
+    options.deviceOrder.push_back(*device);
+  }
+
+  auto start = std::chrono::steady_clock::now();
+  PlanProblem problem(result.graph, result.cluster, options);
+  llvm::Expected<PipelinePlan> plan = planPipeline(problem);
+  if (!plan)
+    return plan.takeError();
+  result.plan = std::move(*plan);
+  result.plannerSeconds = std::chrono::duration<double>(
+                              std::chrono::steady_clock::now() - start)
+                              .count();
+
+  llvm::Expected<Simulation> simulation =
+      simulate(problem, result.plan.stages);
+  if (!simulation)
+    return simulation.takeError();
+  result.simulation = std::move(*simulation);
+  result.plan.predictedIterationMs = result.simulation.iterationMs;
+  result.plan.bubbleFraction = result.simulation.bubbleFraction;
+  result.lowerBoundMs = problem.lowerBoundMs();
+
+  unsigned numStages = result.plan.stages.size();
+  for (auto [s, stage] : llvm::enumerate(result.plan.stages)) {
+    result.costs.push_back(problem.stageCost(stage.begin, stage.end,
+                                             stage.device, numStages - 1 - s,
+                                             stage.recompute));
+    result.capacityBytes.push_back(problem.capacityBytes(stage.device));
+    bool last = s + 1 == numStages;
+    result.sendBytes.push_back(last ? 0 : problem.cutBytes(stage.end - 1));
+    result.sendMs.push_back(
+        last ? 0
+             : problem.cutMs(stage.end - 1, stage.device,
+                             result.plan.stages[s + 1].device));
+  }
+  return result;
+}
+
+void mlir::pipe::writePlanJSON(const PlanResult &result,
+                               const PlanOptions &options,
+                               llvm::raw_ostream &os) {
+  const PipelinePlan &plan = result.plan;
+  llvm::json::Array stages;
+  double optimizerMs = 0;
+  for (auto [s, stage] : llvm::enumerate(plan.stages)) {
+    const Device &device = result.cluster.devices[stage.device];
+    const StageCost &cost = result.costs[s];
+    const StageMemory &memory = cost.memory;
+    optimizerMs = std::max(optimizerMs, cost.optimizerMs);
+    std::string arch = device.spec.isCPU() ? "cpu" : device.spec.arch();
+    stages.push_back(llvm::json::Object{
+        {"index", int64_t(s)},
+        {"device", device.name},
+        {"kind", device.spec.kind},
+        {"host", device.host},
+        {"arch", arch},
+        {"ops", int64_t(cost.ops)},
+        {"layers", int64_t(stage.end - stage.begin)},
+        {"flops", cost.flops},
+        {"param_bytes", memory.parameters},
+        {"predicted_compute_ms", double(options.microbatches) * cost.busyMs()},
+        {"forward_ms", cost.forwardMs},
+        {"backward_ms", cost.backwardMs},
+        {"recompute_ms", cost.recomputeMs},
+        {"optimizer_ms", cost.optimizerMs},
+        {"predicted_peak_memory_bytes", memory.total()},
+        {"memory_capacity_bytes", result.capacityBytes[s]},
+        {"memory",
+         llvm::json::Object{
+             {"parameters", memory.parameters},
+             {"gradients", memory.gradients},
+             {"optimizer_state", memory.optimizerState},
+             {"stash_per_microbatch", memory.stashPerMicrobatch},
+             {"microbatches_in_flight", memory.microbatchesInFlight},
+             {"recompute_buffer", memory.recomputeBuffer},
+             {"workspace", memory.workspace}}},
+        {"recompute", recomputeName(stage.recompute)},
+        {"first_node", result.graph.layers[stage.begin].name},
+        {"last_node", result.graph.layers[stage.end - 1].name},
+        {"send_bytes", result.sendBytes[s]},
+        {"send_ms", result.sendMs[s]}});
+  }
+  llvm::json::Object root{
+      {"schedule", scheduleName(options)},
+      {"training", options.training},
+      {"microbatches", options.microbatches},
+      {"predicted_iteration_ms", plan.predictedIterationMs},
+      {"objective_ms", plan.objectiveMs},
+      {"lower_bound_ms", result.lowerBoundMs},
+      {"bubble_fraction", plan.bubbleFraction},
+      {"optimizer_ms", optimizerMs},
+      {"exact", plan.exact},
+      {"planner_seconds", result.plannerSeconds},
+      {"layers", int64_t(result.graph.layers.size())},
+      {"devices", int64_t(result.cluster.devices.size())},
+      {"stages", std::move(stages)}};
+  os << llvm::formatv("{0:2}", llvm::json::Value(std::move(root))) << "\n";
+}
+
+static std::string humanBytes(int64_t bytes) {
+  double value = double(bytes);
+  const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  unsigned unit = 0;
+  while (value >= 1024 && unit < 4) {
+    value /= 1024;
+    ++unit;
+  }
+  return llvm::formatv(unit ? "{0:F1} {1}" : "{0:F0} {1}", value, units[unit]);
+}
+
+void mlir::pipe::printPlanTable(const PlanResult &result,
+                                const PlanOptions &options,
+                                llvm::raw_ostream &os) {
+  const PipelinePlan &plan = result.plan;
+  os << llvm::formatv("{0,-5} {1,-10} {2,-10} {3,6} {4,10} {5,10} {6,10} "
+                      "{7,21} {8,-9} {9}\n",
+                      "stage", "device", "kind", "ops", "GFLOP", "params",
+                      "time ms", "memory / capacity", "recompute", "nodes");
+  for (auto [s, stage] : llvm::enumerate(plan.stages)) {
+    const Device &device = result.cluster.devices[stage.device];
+    const StageCost &cost = result.costs[s];
+    std::string memory = humanBytes(cost.memory.total()) + " / " +
+                         humanBytes(result.capacityBytes[s]);
+    os << llvm::formatv(
+        "{0,-5} {1,-10} {2,-10} {3,6} {4,10:F2} {5,10} {6,10:F3} {7,21} "
+        "{8,-9} {9} .. {10}\n",
+        s, device.name, device.spec.kind, cost.ops, double(cost.flops) / 1e9,
+        humanBytes(cost.memory.parameters),
+        double(options.microbatches) * cost.busyMs(), memory,
+        recomputeName(stage.recompute),
+        result.graph.layers[stage.begin].name,
+        result.graph.layers[stage.end - 1].name);
+  }
+  os << llvm::formatv(
+      "{0} with {1} microbatch{2}: predicted iteration {3:F3} ms, bubble "
+      "{4:F1}%, lower bound {5:F3} ms (planned in {6:F3} s)\n",
+      scheduleName(options), options.microbatches,
+      options.microbatches == 1 ? "" : "es", plan.predictedIterationMs,
+      100 * plan.bubbleFraction, result.lowerBoundMs, result.plannerSeconds);
+}
+
+/// Writes `text` to `path` through a temporary file in the same folder.
+static llvm::Error writeAtomically(llvm::StringRef path,
+                                   llvm::StringRef text) {
+  std::string temporary =
+      (path + ".tmp." + llvm::Twine(::getpid())).str();
+  {
+    std::error_code error;
+    llvm::raw_fd_ostream os(temporary, error);
+    if (error)
+      return llvm::createStringError("cannot write '" + path +
+                                     "': " + error.message());
+    os << text;
+    os.close();
+    if (os.has_error()) {
+      llvm::sys::fs::remove(temporary);
+      return llvm::createStringError("cannot write '" + path +
+                                     "': " + os.error().message());
+    }
+  }
+  if (std::error_code error = llvm::sys::fs::rename(temporary, path)) {
+    llvm::sys::fs::remove(temporary);
+    return llvm::createStringError("cannot write '" + path +
+                                   "': " + error.message());
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error mlir::pipe::emitPlan(ModuleOp module, const PlanRequest &request,
+                                 llvm::StringRef outDir,
+                                 llvm::raw_ostream &table) {
+  if (outDir.empty() || outDir == "-")
+    return llvm::createStringError(
+        "--emit=plan needs an output folder: -o OUT");
+  if (llvm::sys::fs::exists(outDir)) {
+    if (!llvm::sys::fs::is_directory(outDir))
+      return llvm::createStringError("'" + outDir + "' is not a folder");
+    std::error_code error;
+    llvm::sys::fs::directory_iterator it(outDir, error), end;
+    if (!error && it != end &&
+        !llvm::sys::fs::exists(outDir + "/plan.json"))
+      return llvm::createStringError(
+          "'" + outDir +
+          "' exists and is not a pipe output folder; refusing to overwrite it");
+  }
+  llvm::Expected<PlanResult> result = planModule(module, request);
+  if (!result)
+    return result.takeError();
+
+  std::string json, trace;
+  llvm::raw_string_ostream jsonStream(json), traceStream(trace);
+  writePlanJSON(*result, request.options, jsonStream);
+  if (!request.timelinePath.empty())
+    writeChromeTrace(result->cluster, result->plan.stages, result->simulation,
+                     traceStream);
+
+  if (std::error_code error = llvm::sys::fs::create_directories(outDir))
+    return llvm::createStringError("cannot create '" + outDir +
+                                   "': " + error.message());
+  if (!request.timelinePath.empty())
+    if (llvm::Error error = writeAtomically(request.timelinePath, trace))
+      return error;
+  if (llvm::Error error = writeAtomically((outDir + "/plan.json").str(), json))
+    return error;
+  printPlanTable(*result, request.options, table);
+  return llvm::Error::success();
+}

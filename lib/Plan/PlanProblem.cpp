@@ -1,0 +1,264 @@
+//===- PlanProblem.cpp - per-range stage costs for the planner ------------===//
+//
+// Prefix sums over layers (per device) and [begin][end] tables make every
+// stage's time and memory an O(1) lookup, which is what lets the
+// partitioner try every stage.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pipe/Plan/Planner.h"
+
+#include <algorithm>
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::pipe;
+
+/// The backward pass of an op costs twice its forward pass. For a
+/// contraction that is exact: it computes the input and the weight
+/// gradients, two products of the forward's size. Other ops read the
+/// incoming gradient and the saved operands and write a gradient: about
+/// twice the traffic of the forward.
+static OpCost backwardCost(const OpCost &forward) {
+  OpCost cost = forward;
+  cost.flops *= 2;
+  cost.bytesRead *= 2;
+  cost.bytesWritten *= 2;
+  return cost;
+}
+
+/// Bytes the optimizer update reads and writes per byte of parameters:
+/// SGD reads the weight and gradient and writes the weight (3); momentum
+/// also reads and writes its buffer (5); Adam both moments (7).
+static int64_t optimizerTraffic(Optimizer optimizer) {
+  switch (optimizer) {
+  case Optimizer::None:
+    return 0;
+  case Optimizer::SGD:
+    return 3;
+  case Optimizer::SGDMomentum:
+    return 5;
+  case Optimizer::Adam:
+    return 7;
+  }
+  return 0;
+}
+
+PlanProblem::PlanProblem(const LayerGraph &graph, const Cluster &cluster,
+                         const PlanOptions &options)
+    : graphRef(graph), clusterRef(cluster), opts(options),
+      cuts(graph.cutBytes()) {
+  unsigned numLayers = graph.layers.size();
+  unsigned numDevices = cluster.devices.size();
+  fwd.assign(numDevices, std::vector<double>(numLayers + 1, 0));
+  bwd = cheapFwd = fwd;
+  for (unsigned d = 0; d < numDevices; ++d) {
+    const DeviceSpec &spec = cluster.devices[d].spec;
+    // Devices of one kind share their costs.
+    bool copied = false;
+    for (unsigned e = 0; e < d && !copied; ++e)
+      if (cluster.devices[e].spec.kind == spec.kind &&
+          cluster.devices[e].spec.peak.fp32 == spec.peak.fp32 &&
+          cluster.devices[e].spec.peak.tf32 == spec.peak.tf32 &&
+          cluster.devices[e].spec.peak.bf16 == spec.peak.bf16 &&
+          cluster.devices[e].spec.peak.fp16 == spec.peak.fp16 &&
+          cluster.devices[e].spec.memoryBandwidthGBps ==
+              spec.memoryBandwidthGBps) {
+        fwd[d] = fwd[e];
+        bwd[d] = bwd[e];
+        cheapFwd[d] = cheapFwd[e];
+        copied = true;
+      }
+    if (copied)
+      continue;
+    for (unsigned l = 0; l < numLayers; ++l) {
+      double f = 0, b = 0, cheap = 0;
+      for (const OpCost &cost : graph.layers[l].ops) {
+        double t = estimateOpTimeMs(cost, spec, opts.precision);
+        f += t;
+        if (!cost.contraction)
+          cheap += t;
+        if (opts.training)
+          b += estimateOpTimeMs(backwardCost(cost), spec, opts.precision);
+      }
+      fwd[d][l + 1] = fwd[d][l] + f;
+      bwd[d][l + 1] = bwd[d][l] + b;
+      cheapFwd[d][l + 1] = cheapFwd[d][l] + cheap;
+    }
+  }
+
+  prefixFlops.assign(numLayers + 1, 0);
+  prefixOps = prefixStash = prefixContraction = prefixFlops;
+  for (unsigned l = 0; l < numLayers; ++l) {
+    const PlanLayer &layer = graph.layers[l];
+    int64_t flops = 0;
+    for (const OpCost &cost : layer.ops)
+      flops += cost.flops;
+    prefixFlops[l + 1] = prefixFlops[l] + flops;
+    prefixOps[l + 1] = prefixOps[l] + layer.ops.size();
+    prefixStash[l + 1] = prefixStash[l] + layer.stashBytes;
+    prefixContraction[l + 1] = prefixContraction[l] + layer.contractionBytes;
+  }
+
+  // Distinct parameters and stage inputs of every range [i, j): sweep j
+  // for each i, stamping what has been counted.
+  size_t width = numLayers + 1;
+  paramAll.assign(width * width, 0);
+  paramTrainable = inputs = paramAll;
+  std::vector<unsigned> paramStamp(graph.params.size(), ~0u);
+  std::vector<unsigned> valueStamp(graph.values.size(), ~0u);
+  for (unsigned i = 0; i < numLayers; ++i) {
+    int64_t all = 0, trainable = 0, in = 0;
+    for (unsigned j = i; j < numLayers; ++j) {
+      const PlanLayer &layer = graph.layers[j];
+      for (unsigned p : layer.params) {
+        if (paramStamp[p] == i)
+          continue;
+        paramStamp[p] = i;
+        all += graph.params[p].bytes;
+        if (graph.params[p].trainable)
+          trainable += graph.params[p].bytes;
+      }
+      for (unsigned v : layer.inputs) {
+        const PlanValue &value = graph.values[v];
+        if (value.producer >= int(i) || valueStamp[v] == i)
+          continue;
+        valueStamp[v] = i;
+        in += value.bytes;
+      }
+      paramAll[i * width + j + 1] = all;
+      paramTrainable[i * width + j + 1] = trainable;
+      inputs[i * width + j + 1] = in;
+    }
+  }
+}
+
+StageMemory PlanProblem::stageMemory(unsigned begin, unsigned end,
+                                     unsigned positionFromEnd,
+                                     Recompute recompute) const {
+  StageMemory memory;
+  memory.parameters = table(paramAll, begin, end);
+  for (unsigned l = begin; l < end; ++l)
+    memory.workspace =
+        std::max(memory.workspace, graphRef.layers[l].workspaceBytes);
+  StagePosition position{0, positionFromEnd + 1, opts.microbatches,
+                         opts.schedule, opts.training};
+  memory.microbatchesInFlight = microbatchesInFlight(position);
+  if (!opts.training)
+    return memory;
+  int64_t trainable = table(paramTrainable, begin, end);
+  memory.gradients = trainable;
+  switch (opts.optimizer) {
+  case Optimizer::None:
+  case Optimizer::SGD:
+    break;
+  case Optimizer::SGDMomentum:
+    memory.optimizerState = trainable;
+    break;
+  case Optimizer::Adam:
+    memory.optimizerState = 2 * trainable;
+    break;
+  }
+  int64_t all = prefixStash[end] - prefixStash[begin];
+  int64_t contraction = prefixContraction[end] - prefixContraction[begin];
+  int64_t in = table(inputs, begin, end);
+  switch (recompute) {
+  case Recompute::None:
+    memory.stashPerMicrobatch = all;
+    break;
+  case Recompute::Selective:
+    memory.stashPerMicrobatch = in + contraction;
+    memory.recomputeBuffer = all - contraction;
+    break;
+  case Recompute::Full:
+    memory.stashPerMicrobatch = in;
+    memory.recomputeBuffer = all;
+    break;
+  }
+  return memory;
+}
+
+StageCost PlanProblem::stageCost(unsigned begin, unsigned end, unsigned device,
+                                 unsigned positionFromEnd,
+                                 Recompute recompute) const {
+  StageCost cost;
+  cost.forwardMs = fwd[device][end] - fwd[device][begin];
+  cost.backwardMs = bwd[device][end] - bwd[device][begin];
+  if (opts.training) {
+    if (recompute == Recompute::Selective)
+      cost.recomputeMs = cheapFwd[device][end] - cheapFwd[device][begin];
+    else if (recompute == Recompute::Full)
+      cost.recomputeMs = cost.forwardMs;
+    const DeviceSpec &spec = clusterRef.devices[device].spec;
+    int64_t traffic = optimizerTraffic(opts.optimizer) *
+                      table(paramTrainable, begin, end);
+    if (traffic)
+      cost.optimizerMs =
+          traffic / (spec.memoryBandwidthGBps * 1e9 * 0.80) * 1e3 +
+          (spec.isCPU() ? 1e-3 : 5e-3);
+  }
+  cost.memory = stageMemory(begin, end, positionFromEnd, recompute);
+  cost.flops = prefixFlops[end] - prefixFlops[begin];
+  cost.ops = prefixOps[end] - prefixOps[begin];
+  return cost;
+}
+
+double PlanProblem::cutMs(unsigned cut, unsigned from, unsigned to) const {
+  return transferTimeMs(cuts[cut], clusterRef.link(from, to));
+}
+
+int64_t PlanProblem::capacityBytes(unsigned device) const {
+  return int64_t(clusterRef.devices[device].spec.memoryGB * 1073741824.0);
+}
+
+double PlanProblem::lowerBoundMs() const {
+  double flops = double(prefixFlops[numLayers()]) * (opts.training ? 3 : 1) *
+                 opts.microbatches;
+  double rate = 0;
+  for (const Device &device : clusterRef.devices)
+    rate += 0.80 * peakTflops(device.spec, opts.precision) * 1e12;
+  return rate > 0 ? flops / rate * 1e3 : 0;
+}
+
+bool PlanProblem::splitBottleneck() const {
+  return opts.training && opts.schedule == Schedule::GPipe;
+}
+
+PlanProblem::Times PlanProblem::times(ArrayRef<StagePlan> stages) const {
+  Times result;
+  bool split = splitBottleneck();
+  double transfers = opts.training ? 2 : 1;
+  unsigned numStages = stages.size();
+  for (unsigned s = 0; s < numStages; ++s) {
+    const StagePlan &stage = stages[s];
+    StageCost cost = stageCost(stage.begin, stage.end, stage.device,
+                               numStages - 1 - s, stage.recompute);
+    result.sum += cost.busyMs();
+    if (split) {
+      result.slowestForward = std::max(result.slowestForward, cost.forwardMs);
+      result.slowestBackward =
+          std::max(result.slowestBackward, cost.backwardMs + cost.recomputeMs);
+    } else {
+      result.slowestForward = std::max(result.slowestForward, cost.busyMs());
+    }
+    if (s + 1 < numStages) {
+      double x = cutMs(stage.end - 1, stage.device, stages[s + 1].device);
+      result.sum += transfers * x;
+      result.slowestForward = std::max(result.slowestForward, x);
+      if (split)
+        result.slowestBackward = std::max(result.slowestBackward, x);
+    }
+  }
+  return result;
+}
+
+bool mlir::pipe::fitsMemory(const PlanProblem &problem,
+                            ArrayRef<StagePlan> plan) {
+  for (auto [s, stage] : llvm::enumerate(plan))
+    if (problem
+            .stageMemory(stage.begin, stage.end, plan.size() - 1 - s,
+                         stage.recompute)
+            .total() > problem.capacityBytes(stage.device))
+      return false;
+  return true;
+}

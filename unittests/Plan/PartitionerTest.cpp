@@ -1,0 +1,272 @@
+//===- PartitionerTest.cpp - the partitioner against exhaustive search ----===//
+
+#include "pipe/Plan/Planner.h"
+#include "pipe/Plan/Simulator.h"
+
+#include "gtest/gtest.h"
+
+#include <random>
+
+using namespace mlir;
+using namespace mlir::pipe;
+using llvm::Expected;
+
+namespace {
+
+/// A random chain of `numLayers` layers with skip connections (a DAG whose
+/// cuts carry several tensors), parameters and costs spread over three
+/// orders of magnitude.
+LayerGraph randomGraph(std::mt19937 &rng, unsigned numLayers,
+                       int64_t paramScale) {
+  std::uniform_real_distribution<double> unit(0, 1);
+  auto logUniform = [&](double lo, double hi) {
+    return int64_t(lo * std::pow(hi / lo, unit(rng)));
+  };
+  LayerGraph graph;
+  graph.values.push_back({logUniform(1 << 20, 1 << 24), -1});
+  for (unsigned l = 0; l < numLayers; ++l) {
+    PlanLayer layer;
+    layer.name = "layer" + std::to_string(l);
+    OpCost contraction;
+    contraction.flops = logUniform(1e9, 1e12);
+    contraction.bytesRead = logUniform(1 << 20, 1 << 26);
+    contraction.bytesWritten = logUniform(1 << 20, 1 << 26);
+    contraction.contraction = true;
+    OpCost elementwise;
+    elementwise.flops = logUniform(1e6, 1e8);
+    elementwise.bytesRead = elementwise.bytesWritten =
+        logUniform(1 << 20, 1 << 26);
+    layer.ops = {contraction, elementwise};
+    layer.contractionBytes = contraction.bytesWritten;
+    layer.stashBytes = contraction.bytesWritten + elementwise.bytesWritten;
+    layer.workspaceBytes = std::max(contraction.bytesWritten,
+                                    elementwise.bytesWritten);
+    graph.params.push_back(
+        {"w" + std::to_string(l), logUniform(paramScale / 16, paramScale),
+         unit(rng) < 0.9});
+    layer.params.push_back(l);
+    // Reads the previous layer's output, and sometimes an older one.
+    layer.inputs.push_back(graph.values.size() - 1);
+    if (l > 2 && unit(rng) < 0.3)
+      layer.inputs.push_back(1 + std::uniform_int_distribution<unsigned>(
+                                     0, l - 2)(rng));
+    graph.values.push_back({elementwise.bytesWritten, int(l)});
+    graph.layers.push_back(std::move(layer));
+  }
+  return graph;
+}
+
+/// A random cluster of `numDevices` devices of mixed kinds on one or two
+/// hosts, with memories small enough that some plans do not fit.
+Cluster randomCluster(std::mt19937 &rng, unsigned numDevices) {
+  static const char *kinds[] = {"A100-80GB", "V100-32GB", "T4", "L4",
+                                "H100-SXM"};
+  std::uniform_int_distribution<unsigned> kind(0, 4), host(0, 1);
+  std::uniform_real_distribution<double> memory(1, 6);
+  Cluster cluster;
+  for (unsigned d = 0; d < numDevices; ++d) {
+    Device device;
+    device.name = "d" + std::to_string(d);
+    device.host = "h" + std::to_string(host(rng));
+    device.spec = *lookupDeviceKind(kinds[kind(rng)]);
+    device.spec.memoryGB = std::round(memory(rng));
+    cluster.devices.push_back(device);
+  }
+  return cluster;
+}
+
+PlanOptions randomOptions(std::mt19937 &rng) {
+  PlanOptions options;
+  options.training = std::uniform_int_distribution<int>(0, 3)(rng) != 0;
+  options.schedule = std::uniform_int_distribution<int>(0, 1)(rng)
+                         ? Schedule::GPipe
+                         : Schedule::OneFOneB;
+  options.microbatches = std::uniform_int_distribution<int>(1, 8)(rng);
+  options.optimizer = Optimizer::Adam;
+  return options;
+}
+
+/// The partitioner finds the exhaustive search's objective on random small
+/// instances, and only when some plan fits.
+TEST(Partitioner, MatchesExhaustiveSearch) {
+  std::mt19937 rng(20261129);
+  unsigned exact = 0, infeasible = 0;
+  for (unsigned trial = 0; trial < 120; ++trial) {
+    unsigned numDevices = std::uniform_int_distribution<unsigned>(1, 5)(rng);
+    unsigned numLayers = std::uniform_int_distribution<unsigned>(2, 12)(rng);
+    LayerGraph graph = randomGraph(rng, numLayers, int64_t(1) << 29);
+    Cluster cluster = randomCluster(rng, numDevices);
+    PlanOptions options = randomOptions(rng);
+    PlanProblem problem(graph, cluster, options);
+    std::optional<PipelinePlan> reference = exhaustivePlan(problem);
+    Expected<PipelinePlan> plan = planPipeline(problem);
+    if (!reference) {
+      ++infeasible;
+      ASSERT_FALSE(bool(plan)) << "trial " << trial;
+      std::string message = llvm::toString(plan.takeError());
+      EXPECT_NE(message.find("short"), std::string::npos) << message;
+      continue;
+    }
+    ASSERT_TRUE(bool(plan)) << "trial " << trial << ": "
+                            << llvm::toString(plan.takeError());
+    EXPECT_NEAR(plan->objectiveMs, reference->objectiveMs,
+                1e-9 * reference->objectiveMs)
+        << "trial " << trial;
+    EXPECT_TRUE(fitsMemory(problem, plan->stages));
+    EXPECT_NEAR(problem.objectiveMs(plan->stages), plan->objectiveMs,
+                1e-9 * plan->objectiveMs);
+    ++exact;
+  }
+  // Both outcomes occur, so the test exercises both.
+  EXPECT_GT(exact, 60u);
+  EXPECT_GT(infeasible, 0u);
+}
+
+/// The largest size the issue names: 6 devices and 20 layers.
+TEST(Partitioner, MatchesExhaustiveSearchAtSixDevicesTwentyLayers) {
+  std::mt19937 rng(6020);
+  for (unsigned trial = 0; trial < 3; ++trial) {
+    LayerGraph graph = randomGraph(rng, 20, int64_t(1) << 28);
+    Cluster cluster = randomCluster(rng, 6);
+    PlanOptions options = randomOptions(rng);
+    options.training = true;
+    options.recompute = Recompute::None;
+    PlanProblem problem(graph, cluster, options);
+    std::optional<PipelinePlan> reference = exhaustivePlan(problem);
+    Expected<PipelinePlan> plan = planPipeline(problem);
+    ASSERT_EQ(bool(reference), bool(plan));
+    if (!reference) {
+      llvm::consumeError(plan.takeError());
+      continue;
+    }
+    EXPECT_NEAR(plan->objectiveMs, reference->objectiveMs,
+                1e-9 * reference->objectiveMs);
+  }
+}
+
+/// Hand-chosen constraints are honoured, and never beat the free plan.
+TEST(Partitioner, HandGivenPlansAreNeverFaster) {
+  std::mt19937 rng(7);
+  for (unsigned trial = 0; trial < 40; ++trial) {
+    LayerGraph graph = randomGraph(rng, 10, int64_t(1) << 26);
+    Cluster cluster = randomCluster(rng, 4);
+    PlanOptions options = randomOptions(rng);
+    PlanProblem free(graph, cluster, options);
+    Expected<PipelinePlan> best = planPipeline(free);
+    ASSERT_TRUE(bool(best)) << llvm::toString(best.takeError());
+
+    PlanOptions manual = options;
+    std::uniform_int_distribution<unsigned> layer(0, 8);
+    unsigned a = layer(rng), b = layer(rng);
+    manual.cutAfter = {std::min(a, b)};
+    if (a != b)
+      manual.cutAfter.push_back(std::max(a, b));
+    if (trial % 2)
+      for (unsigned s = 0; s <= manual.cutAfter.size(); ++s)
+        manual.deviceOrder.push_back((trial + s) % 4);
+    PlanProblem constrained(graph, cluster, manual);
+    Expected<PipelinePlan> plan = planPipeline(constrained);
+    ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
+    ASSERT_EQ(plan->stages.size(), manual.cutAfter.size() + 1);
+    for (unsigned s = 0; s < manual.cutAfter.size(); ++s)
+      EXPECT_EQ(plan->stages[s].end, manual.cutAfter[s] + 1);
+    for (unsigned s = 0; s < manual.deviceOrder.size(); ++s)
+      EXPECT_EQ(plan->stages[s].device, manual.deviceOrder[s]);
+    EXPECT_GE(plan->objectiveMs, best->objectiveMs * (1 - 1e-12));
+    std::optional<PipelinePlan> reference = exhaustivePlan(constrained);
+    ASSERT_TRUE(reference.has_value());
+    EXPECT_NEAR(plan->objectiveMs, reference->objectiveMs,
+                1e-9 * reference->objectiveMs);
+  }
+}
+
+TEST(Partitioner, RejectsImpossibleStageCounts) {
+  std::mt19937 rng(1);
+  LayerGraph graph = randomGraph(rng, 6, 1 << 20);
+  Cluster cluster = randomCluster(rng, 2);
+  PlanOptions options;
+  options.stages = 3;
+  PlanProblem problem(graph, cluster, options);
+  Expected<PipelinePlan> plan = planPipeline(problem);
+  ASSERT_FALSE(bool(plan));
+  EXPECT_EQ(llvm::toString(plan.takeError()),
+            "3 stages need 3 devices, but the cluster has 2");
+}
+
+/// Uniform stages, free transfers: GPipe's bubble is (S-1)/(M+S-1) and
+/// 1F1B's iteration takes as long.
+TEST(Simulator, GPipeBubbleMatchesTheClosedForm) {
+  LayerGraph graph;
+  graph.values.push_back({0, -1});
+  for (unsigned l = 0; l < 4; ++l) {
+    PlanLayer layer;
+    layer.name = "l" + std::to_string(l);
+    OpCost cost;
+    cost.flops = int64_t(1e12);
+    cost.contraction = true;
+    layer.ops = {cost};
+    graph.layers.push_back(layer);
+  }
+  Cluster cluster;
+  for (unsigned d = 0; d < 4; ++d)
+    cluster.devices.push_back(
+        {"g" + std::to_string(d), "h", *lookupDeviceKind("A100-80GB")});
+  for (unsigned d = 0; d + 1 < 4; ++d)
+    cluster.setLink(d, d + 1, {"ideal", 1e6, 0});
+  for (unsigned m : {1u, 2u, 4u, 8u, 32u}) {
+    for (Schedule schedule : {Schedule::GPipe, Schedule::OneFOneB}) {
+      PlanOptions options;
+      options.training = true;
+      options.microbatches = m;
+      options.schedule = schedule;
+      PlanProblem problem(graph, cluster, options);
+      std::vector<StagePlan> plan;
+      for (unsigned s = 0; s < 4; ++s)
+        plan.push_back({s, s + 1, s, Recompute::None});
+      Expected<Simulation> simulation = simulate(problem, plan);
+      ASSERT_TRUE(bool(simulation));
+      double stage = problem.stageCost(0, 1, 0, 0, Recompute::None).busyMs();
+      EXPECT_NEAR(simulation->bubbleFraction, 3.0 / (m + 3), 1e-12);
+      EXPECT_NEAR(simulation->iterationMs, (m + 3) * stage, 1e-9);
+      // And the objective agrees on uniform stages.
+      EXPECT_NEAR(problem.objectiveMs(plan), simulation->iterationMs, 1e-9);
+    }
+  }
+}
+
+/// Inference is a flow shop of identical jobs, whose makespan is exactly
+/// the objective: sum + (M - 1) * max, transfers included.
+TEST(Simulator, InferenceMatchesTheObjectiveExactly) {
+  std::mt19937 rng(3);
+  for (unsigned trial = 0; trial < 50; ++trial) {
+    LayerGraph graph = randomGraph(rng, 8, 1 << 20);
+    Cluster cluster = randomCluster(rng, 4);
+    PlanOptions options = randomOptions(rng);
+    options.training = false;
+    PlanProblem problem(graph, cluster, options);
+    Expected<PipelinePlan> plan = planPipeline(problem);
+    ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
+    Expected<Simulation> simulation = simulate(problem, plan->stages);
+    ASSERT_TRUE(bool(simulation));
+    EXPECT_NEAR(simulation->iterationMs, plan->objectiveMs,
+                1e-9 * plan->objectiveMs);
+  }
+}
+
+TEST(Simulator, OneFOneBProgramsKeepAtMostSMinusIInFlight) {
+  for (unsigned s = 0; s < 4; ++s) {
+    std::vector<ProgramStep> program =
+        stageProgram(Schedule::OneFOneB, true, s, 4, 8);
+    ASSERT_EQ(program.size(), 16u);
+    int inFlight = 0, most = 0;
+    for (ProgramStep step : program) {
+      inFlight += step.phase == Phase::Forward ? 1 : -1;
+      most = std::max(most, inFlight);
+      ASSERT_GE(inFlight, 0);
+    }
+    EXPECT_EQ(most, int(4 - s));
+    EXPECT_EQ(inFlight, 0);
+  }
+}
+
+} // namespace
