@@ -21,6 +21,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "pipe/Plan/Planner.h"
+#include "pipe/Plan/Simulator.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -30,6 +31,7 @@
 #include <limits>
 #include <functional>
 #include <numeric>
+#include <queue>
 
 using namespace mlir;
 using namespace mlir::pipe;
@@ -72,9 +74,20 @@ public:
   /// Lower bounds on every plan's slowest forward and backward steps.
   double forwardFloor() const { return floorForward; }
   double backwardFloor() const { return floorBackward; }
+  /// A lower bound on every plan's sum.
+  double sumFloor() const { return prefixFloor.back(); }
+  /// Whether the device classes were simplified, which restricts the
+  /// search: the result is then not proven optimal.
+  bool isApproximate() const { return approximate; }
+  /// Bounds on (slowest backward step) / (slowest forward step) of any
+  /// plan: a stage's backward-to-forward ratio lies between its layers'
+  /// extremes, and a transfer is as slow both ways.
+  double lowRatio() const { return std::min(1.0, ratioLow); }
+  double highRatio() const { return std::max(1.0, ratioHigh); }
 
 private:
   unsigned numKeys() const { return keyStages.size(); }
+  unsigned numDevices() const { return problem.numDevices(); }
   size_t cellIndex(unsigned layer, unsigned key, unsigned next) const {
     return (size_t(layer) * numKeys() + key) * (classes.size() + 1) + next;
   }
@@ -91,6 +104,7 @@ private:
   const PlanOptions &options;
   std::vector<DeviceClass> classes;
   bool forcedOrder = false;
+  bool approximate = false;
   std::vector<unsigned> radix, keyStages;
   /// The stage count a complete plan must have; 0 for any.
   unsigned requiredStages = 0;
@@ -100,6 +114,7 @@ private:
   /// Lower bounds on the time of layers [0, i) (any device).
   std::vector<double> prefixFloor;
   double floorForward = 0, floorBackward = 0;
+  double ratioLow = kInf, ratioHigh = 0;
   bool split = false;
 };
 
@@ -136,6 +151,58 @@ Partitioner::Partitioner(const PlanProblem &problem)
       else
         it->devices.push_back(d);
     }
+    // Too many classes to count exactly: devices of one kind form one
+    // class whatever their hosts (host by host, so that neighbouring stages
+    // of a class share a host); failing that, every device takes a stage,
+    // fastest first.
+    auto cells = [&] {
+      double keys = 1;
+      for (const DeviceClass &cls : classes)
+        keys *= cls.devices.size() + 1;
+      return keys * (classes.size() + 1) * (problem.numLayers() + 1);
+    };
+    constexpr double kMaxCells = 4e6;
+    if (cells() > kMaxCells) {
+      approximate = true;
+      std::vector<unsigned> byHost(numDevices);
+      std::iota(byHost.begin(), byHost.end(), 0);
+      llvm::stable_sort(byHost, [&](unsigned a, unsigned b) {
+        return cluster.devices[a].host < cluster.devices[b].host;
+      });
+      classes.clear();
+      for (unsigned d : byHost) {
+        auto it = llvm::find_if(classes, [&](const DeviceClass &cls) {
+          return sameSpec(cluster.devices[cls.devices.front()].spec,
+                          cluster.devices[d].spec);
+        });
+        if (it == classes.end())
+          classes.push_back({{d}});
+        else
+          it->devices.push_back(d);
+      }
+    }
+    if (cells() > kMaxCells) {
+      std::vector<double> total(numDevices, 0);
+      for (unsigned d = 0; d < numDevices; ++d)
+        for (unsigned l = 0; l < problem.numLayers(); ++l)
+          total[d] += problem.layerForwardMs(l, d) +
+                      problem.layerBackwardMs(l, d);
+      std::vector<unsigned> order(numDevices);
+      std::iota(order.begin(), order.end(), 0);
+      llvm::stable_sort(order,
+                        [&](unsigned a, unsigned b) { return total[a] < total[b]; });
+      forcedOrder = true;
+      classes.clear();
+      for (unsigned device : order)
+        classes.push_back({{device}});
+      if (options.stages && options.stages < classes.size())
+        classes.resize(options.stages);
+      keyStages.resize(classes.size() + 1);
+      std::iota(keyStages.begin(), keyStages.end(), 0);
+      requiredStages = classes.size();
+    }
+  }
+  if (!forcedOrder) {
     unsigned keys = 1;
     for (const DeviceClass &cls : classes) {
       radix.push_back(keys);
@@ -180,6 +247,13 @@ Partitioner::Partitioner(const PlanProblem &problem)
       double f = problem.layerForwardMs(l, d), b = problem.layerBackwardMs(l, d);
       forward = std::min(forward, f);
       backward = std::min(backward, b);
+      if (f > 0) {
+        // With recompute the backward step also redoes the forward.
+        ratioLow = std::min(ratioLow, b / f);
+        ratioHigh = std::max(ratioHigh, b / f + 1);
+      } else if (b > 0) {
+        ratioHigh = kInf;
+      }
       both = std::min(both, f + b);
     }
     prefixFloor[l + 1] = prefixFloor[l] + both;
@@ -222,6 +296,39 @@ Partitioner::search(const SearchLimits &limits) {
   value[cellIndex(numLayers, 0, none)] =
       limits.overflow ? -kInf : 0; // an empty suffix overflows nothing
 
+  // The costs of stages ending at j, per class, start and recompute,
+  // computed on first use: they do not depend on the rest of the state
+  // but for the stash's microbatches in flight.
+  struct Priced {
+    double forward, backward, busy;
+    int64_t fixedBytes, stashBytes;
+  };
+  unsigned numChoices = recomputeChoices.size();
+  std::vector<Priced> priced(size_t(numClasses) * numLayers * numChoices);
+  std::vector<unsigned> pricedFor(size_t(numClasses) * numLayers, ~0u);
+  auto price = [&](unsigned c, unsigned i, unsigned j,
+                   unsigned choiceIndex) -> const Priced & {
+    size_t slot = size_t(c) * numLayers + i;
+    if (pricedFor[slot] != j) {
+      pricedFor[slot] = j;
+      for (unsigned r = 0; r < numChoices; ++r) {
+        StageCost cost = problem.stageCost(i, j, classes[c].devices.front(), 0,
+                                           recomputeChoices[r]);
+        const StageMemory &memory = cost.memory;
+        priced[slot * numChoices + r] = {
+            cost.forwardMs, cost.backwardMs + cost.recomputeMs, cost.busyMs(),
+            memory.total() -
+                memory.stashPerMicrobatch * memory.microbatchesInFlight,
+            memory.stashPerMicrobatch};
+      }
+    }
+    return priced[slot * numChoices + choiceIndex];
+  };
+  std::vector<int64_t> inFlight(numDevices() + 1);
+  for (unsigned p = 0; p < inFlight.size(); ++p)
+    inFlight[p] = microbatchesInFlight({0, p + 1, options.microbatches,
+                                        options.schedule, options.training});
+
   for (unsigned j = numLayers; j > 0; --j) {
     if (!previousBoundary.empty() && j != numLayers &&
         previousBoundary[j] < 0)
@@ -255,40 +362,42 @@ Partitioner::search(const SearchLimits &limits) {
                 (x > limits.forward || (split && x > limits.backward)))
               continue;
           }
+          int64_t capacity = problem.capacityBytes(device);
           int lowest = previousBoundary.empty() ? 0 : previousBoundary[j];
           int highest = previousBoundary.empty() ? int(j) - 1 : lowest;
           for (int i = highest; i >= lowest; --i) {
-            bool anyInTime = false;
-            for (Recompute rc : recomputeChoices) {
-              StageCost cost = problem.stageCost(i, j, device, position, rc);
+            // Whether a longer stage could still do: stage times and
+            // (with the floor of the layers before) sums only grow as the
+            // stage starts earlier. Memory does not always grow.
+            bool longerMayDo = false;
+            for (unsigned r = 0; r < numChoices; ++r) {
+              const Priced &cost = price(c, i, j, r);
+              int64_t memory =
+                  cost.fixedBytes + cost.stashBytes * inFlight[position];
               double candidate;
               if (limits.overflow) {
-                double over =
-                    double(cost.memory.total() - problem.capacityBytes(device));
-                candidate = std::max(here, over);
-                anyInTime = true;
+                candidate = std::max(here, double(memory - capacity));
+                longerMayDo = true;
               } else {
-                double t = cost.busyMs();
-                if (split ? cost.forwardMs > limits.forward ||
-                                cost.backwardMs + cost.recomputeMs >
-                                    limits.backward
-                          : t > limits.forward)
+                if (split ? cost.forward > limits.forward ||
+                                cost.backward > limits.backward
+                          : cost.busy > limits.forward)
                   continue;
-                anyInTime = true;
-                if (cost.memory.total() > problem.capacityBytes(device))
-                  continue;
-                candidate = here + t + transfers * x;
+                candidate = here + cost.busy + transfers * x;
                 if (candidate + prefixFloor[i] > limits.sumCap)
+                  continue;
+                longerMayDo = true;
+                if (memory > capacity)
                   continue;
               }
               size_t target = cellIndex(i, newKey, c);
               if (candidate < value[target]) {
                 value[target] = candidate;
-                choice[target] = {j, uint16_t(next), uint8_t(rc)};
+                choice[target] = {j, uint16_t(next),
+                                  uint8_t(recomputeChoices[r])};
               }
             }
-            // Longer stages only get slower.
-            if (!anyInTime)
+            if (!longerMayDo)
               break;
           }
         }
@@ -376,58 +485,346 @@ static llvm::Error checkOptions(const PlanProblem &problem) {
   return llvm::Error::success();
 }
 
+namespace {
+/// Searches are counted; past the budget every search stops and records
+/// the least lower bound of what it left unexplored.
+struct SearchBudget {
+  unsigned left;
+  double unexplored = kInf;
+  bool exhausted() const { return left == 0; }
+};
+
+/// Minimizes value + lambda * slowest over the results of a probe, by
+/// branch and bound over the bound on `slowest`. probe(bound, valueCap)
+/// returns the least value among the results whose slowest is at most
+/// `bound`, if it is below `valueCap`. Results in [low, high] have a value
+/// of at least that of the probe at `high`, so an interval's lower bound is
+/// that value plus lambda times its low end; the result found dominates
+/// every result with a larger slowest, and the rest of the interval is
+/// halved so that good results, and with them tight bounds, come early.
+class BottleneckSearch {
+public:
+  struct Result {
+    double value, slowest, payload;
+  };
+
+  BottleneckSearch(double lambda, double cap, SearchBudget &budget,
+                   const double *shared = nullptr)
+      : lambda(lambda), best(cap), budget(budget), shared(shared) {}
+
+  template <typename Probe>
+  void run(double low, double high, double floorValue, double offset,
+           Probe probe) {
+    struct Interval {
+      double low, high, bound;
+      bool operator<(const Interval &other) const {
+        return bound > other.bound;
+      }
+    };
+    std::priority_queue<Interval> queue;
+    auto push = [&](double lo, double hi, double value) {
+      if (lo > hi)
+        return;
+      if (lambda > 0 && std::isfinite(hi) && hi - lo > 1e-9 * hi) {
+        double middle = lo + (hi - lo) / 2;
+        queue.push({std::nextafter(middle, kInf), hi,
+                    value + lambda * middle});
+        hi = middle;
+      }
+      queue.push({lo, hi, value + lambda * lo});
+    };
+    push(low, high, floorValue);
+    while (!queue.empty()) {
+      Interval interval = queue.top();
+      queue.pop();
+      if (interval.bound >= incumbent())
+        break;
+      if (budget.exhausted()) {
+        budget.unexplored =
+            std::min(budget.unexplored, interval.bound + offset);
+        return;
+      }
+      std::optional<Result> found =
+          probe(interval.high, incumbent() - lambda * interval.low);
+      if (!found)
+        continue;
+      double objective = found->value + lambda * found->slowest;
+      if (objective < best) {
+        best = objective;
+        bestPayload = found->payload;
+        foundAny = true;
+      }
+      if (lambda > 0)
+        push(interval.low, std::nextafter(found->slowest, 0.0), found->value);
+    }
+  }
+
+  bool found() const { return foundAny; }
+  double objective() const { return best; }
+  double payload() const { return bestPayload; }
+
+private:
+  double incumbent() const { return shared ? std::min(best, *shared) : best; }
+
+  double lambda, best;
+  SearchBudget &budget;
+  const double *shared;
+  double bestPayload = 0;
+  bool foundAny = false;
+};
+} // namespace
+
+/// A quick feasible plan to bound the search: every device, fastest first,
+/// each taking a share of the layers proportional to its speed. None when
+/// the options fix part of the plan or it does not fit.
+static std::optional<std::vector<StagePlan>>
+seedPlan(const PlanProblem &problem) {
+  const PlanOptions &options = problem.options();
+  unsigned numDevices = problem.numDevices();
+  unsigned numLayers = problem.numLayers();
+  if (!options.cutAfter.empty() || !options.deviceOrder.empty() ||
+      (options.stages && options.stages != numDevices) ||
+      numLayers < numDevices)
+    return std::nullopt;
+  std::vector<double> total(numDevices, 0);
+  for (unsigned d = 0; d < numDevices; ++d)
+    for (unsigned l = 0; l < numLayers; ++l)
+      total[d] += problem.layerForwardMs(l, d) + problem.layerBackwardMs(l, d);
+  std::vector<unsigned> order(numDevices);
+  std::iota(order.begin(), order.end(), 0);
+  llvm::stable_sort(order, [&](unsigned a, unsigned b) {
+    return total[a] < total[b];
+  });
+  double speed = 0;
+  for (double t : total)
+    speed += t > 0 ? 1 / t : 0;
+  std::vector<StagePlan> plan;
+  unsigned begin = 0;
+  for (unsigned s = 0; s < numDevices; ++s) {
+    unsigned device = order[s];
+    double share = total[device] > 0 ? (1 / total[device]) / speed : 0;
+    unsigned end = begin + 1;
+    double done = problem.layerForwardMs(begin, device) +
+                  problem.layerBackwardMs(begin, device);
+    while (end + (numDevices - 1 - s) < numLayers &&
+           (s + 1 == numDevices || done < share * total[device])) {
+      done += problem.layerForwardMs(end, device) +
+              problem.layerBackwardMs(end, device);
+      ++end;
+    }
+    plan.push_back({begin, end, device, Recompute::None});
+    begin = end;
+  }
+  if (!fitRecompute(problem, plan))
+    return std::nullopt;
+  return plan;
+}
+
+/// The objective of the best plan is at least this.
+static double objectiveFloor(const PlanProblem &problem) {
+  Partitioner partitioner(problem);
+  double floors = partitioner.forwardFloor() +
+                  (problem.splitBottleneck() ? partitioner.backwardFloor() : 0);
+  return partitioner.sumFloor() +
+         double(problem.options().microbatches - 1) * floors;
+}
+
+/// Prices the chosen plan on `problem`, bounds its gap when the search
+/// was not exhaustive, and refines 1F1B plans on their replay.
+static PipelinePlan finishPlan(const PlanProblem &problem, PipelinePlan plan,
+                               bool proven) {
+  plan.objectiveMs = problem.objectiveMs(plan.stages);
+  plan.optimalObjectiveMs = plan.objectiveMs;
+  if (!proven) {
+    plan.exact = false;
+    double floor = objectiveFloor(problem);
+    plan.gapBound = std::max(
+        plan.gapBound, std::max(0.0, (plan.objectiveMs - floor) / plan.objectiveMs));
+  }
+  if (problem.options().training &&
+      problem.options().schedule == Schedule::OneFOneB)
+    refinePlanBySimulation(problem, plan);
+  return plan;
+}
+
+/// Merges consecutive layers into `groups` blocks of about equal time on
+/// the first device; returns the blocks' first layers.
+static std::pair<LayerGraph, std::vector<unsigned>>
+coarsen(const PlanProblem &problem, unsigned groups) {
+  const LayerGraph &fine = problem.graph();
+  unsigned numLayers = fine.layers.size();
+  std::vector<double> prefix(numLayers + 1, 0);
+  for (unsigned l = 0; l < numLayers; ++l)
+    prefix[l + 1] = prefix[l] + problem.layerForwardMs(l, 0) +
+                    problem.layerBackwardMs(l, 0);
+  std::vector<unsigned> starts = {0};
+  for (unsigned l = 1; l < numLayers; ++l) {
+    double target = prefix[numLayers] * starts.size() / groups;
+    bool behind = numLayers - l <= groups - starts.size();
+    if (starts.size() < groups && (prefix[l] >= target || behind))
+      starts.push_back(l);
+  }
+  LayerGraph coarse;
+  coarse.params = fine.params;
+  coarse.values = fine.values;
+  std::vector<int> group(numLayers);
+  for (unsigned g = 0; g < starts.size(); ++g) {
+    unsigned end = g + 1 < starts.size() ? starts[g + 1] : numLayers;
+    PlanLayer merged;
+    merged.name = fine.layers[starts[g]].name;
+    for (unsigned l = starts[g]; l < end; ++l) {
+      group[l] = g;
+      const PlanLayer &layer = fine.layers[l];
+      merged.ops.append(layer.ops.begin(), layer.ops.end());
+      merged.stashBytes += layer.stashBytes;
+      merged.contractionBytes += layer.contractionBytes;
+      merged.workspaceBytes =
+          std::max(merged.workspaceBytes, layer.workspaceBytes);
+      for (unsigned p : layer.params)
+        if (!llvm::is_contained(merged.params, p))
+          merged.params.push_back(p);
+      for (unsigned v : layer.inputs) {
+        int producer = fine.values[v].producer;
+        if ((producer < 0 || producer < int(starts[g])) &&
+            !llvm::is_contained(merged.inputs, v))
+          merged.inputs.push_back(v);
+      }
+    }
+    coarse.layers.push_back(std::move(merged));
+  }
+  for (PlanValue &value : coarse.values)
+    if (value.producer >= 0)
+      value.producer = group[value.producer];
+  return {std::move(coarse), std::move(starts)};
+}
+
+/// Plans a long model on blocks of layers, then maps the plan back.
+static llvm::Expected<PipelinePlan> planCoarsened(const PlanProblem &problem,
+                                                  unsigned groups) {
+  auto [coarse, starts] = coarsen(problem, groups);
+  PlanProblem coarseProblem(coarse, problem.cluster(), problem.options());
+  llvm::Expected<PipelinePlan> plan = planPipeline(coarseProblem);
+  if (!plan)
+    return plan.takeError();
+  unsigned numLayers = problem.numLayers();
+  auto toFine = [&, &starts = starts](std::vector<StagePlan> &stages) {
+    for (StagePlan &stage : stages) {
+      stage.begin = starts[stage.begin];
+      stage.end = stage.end < starts.size() ? starts[stage.end] : numLayers;
+    }
+  };
+  toFine(plan->stages);
+  for (std::vector<StagePlan> &stages : plan->paretoPlans)
+    toFine(stages);
+  plan->exact = false;
+  return plan;
+}
+
 llvm::Expected<PipelinePlan> mlir::pipe::planPipeline(const PlanProblem &problem) {
   if (llvm::Error error = checkOptions(problem))
     return std::move(error);
+  // Past this many layers, blocks of layers are planned instead.
+  constexpr unsigned kMaxLayers = 256;
+  bool coarsened = problem.numLayers() > kMaxLayers &&
+                   problem.options().cutAfter.empty();
+  if (coarsened) {
+    llvm::Expected<PipelinePlan> plan = planCoarsened(problem, kMaxLayers);
+    if (!plan)
+      return plan.takeError();
+    return finishPlan(problem, std::move(*plan), /*proven=*/false);
+  }
   Partitioner partitioner(problem);
   int64_t m = problem.options().microbatches;
 
   PipelinePlan best;
   best.objectiveMs = kInf;
-  // The walk over the Pareto front: an outer walk down the bound on the
-  // slowest forward step and, with split bottlenecks, an inner one down
-  // the bound on the slowest backward step. Every plan it skips has a
-  // larger sum and no smaller bottleneck than one it has seen.
   bool split = problem.splitBottleneck();
-  double floors = partitioner.forwardFloor() + partitioner.backwardFloor();
-  SearchLimits limits;
-  bool done = false;
-  while (!done) {
-    limits.backward = kInf;
-    double outerSlowest = -kInf;
-    bool first = true;
-    while (true) {
-      std::optional<std::vector<StagePlan>> plan = partitioner.search(limits);
-      if (!plan) {
-        done = first;
-        break;
-      }
-      PlanProblem::Times times = problem.times(*plan);
-      double objective = times.objective(m);
-      best.paretoPlans.push_back(*plan);
-      if (objective < best.objectiveMs) {
-        best.stages = std::move(*plan);
-        best.objectiveMs = objective;
-      }
-      outerSlowest = std::max(outerSlowest, times.slowestForward);
-      bool hopeless = times.sum + double(m - 1) * floors >= best.objectiveMs;
-      // The first plan has the least sum of every plan left.
-      if (first && hopeless)
-        done = true;
-      first = false;
-      if (!split || m == 1 || hopeless ||
-          times.slowestBackward <= partitioner.backwardFloor())
-        break;
-      limits.backward = std::nextafter(times.slowestBackward, 0.0);
-      limits.sumCap = best.objectiveMs - double(m - 1) * floors;
+  double lambda = double(m - 1);
+  double floorForward = partitioner.forwardFloor();
+  double floorBackward = split ? partitioner.backwardFloor() : 0;
+  double startForward = kInf, startBackward = kInf;
+  // A quick plan bounds the search: a plan can only beat it with
+  // sum + (M - 1) * (slowest steps) below its objective.
+  if (std::optional<std::vector<StagePlan>> seed = seedPlan(problem)) {
+    best.objectiveMs = problem.objectiveMs(*seed);
+    best.stages = *seed;
+    best.paretoPlans.push_back(*seed);
+    if (m > 1) {
+      double slack = (best.objectiveMs - partitioner.sumFloor()) / lambda;
+      startForward = slack - floorBackward;
+      if (split)
+        startBackward = slack - floorForward;
     }
-    if (m == 1 || outerSlowest <= partitioner.forwardFloor())
-      break;
-    limits.forward = std::nextafter(outerSlowest, 0.0);
-    limits.sumCap = best.objectiveMs - double(m - 1) * floors;
+  }
+
+  // Searches may stop early: past this many, the result reports how far
+  // from the optimum it can be.
+  SearchBudget budget{3000};
+  auto record = [&](std::vector<StagePlan> plan,
+                    const PlanProblem::Times &times) {
+    double objective = times.objective(m);
+    best.paretoPlans.push_back(plan);
+    if (objective < best.objectiveMs) {
+      best.stages = std::move(plan);
+      best.objectiveMs = objective;
+    }
+  };
+  // The least-sum plan whose slowest forward (backward) step is at most
+  // `forward` (`backward`), if its sum is below `sumCap`.
+  auto probe = [&](double forward, double backward, double sumCap,
+                   bool overBackward)
+      -> std::optional<BottleneckSearch::Result> {
+    --budget.left;
+    SearchLimits limits;
+    limits.forward = forward;
+    limits.backward = backward;
+    limits.sumCap = sumCap;
+    std::optional<std::vector<StagePlan>> plan = partitioner.search(limits);
+    if (!plan)
+      return std::nullopt;
+    PlanProblem::Times times = problem.times(*plan);
+    record(std::move(*plan), times);
+    if (overBackward)
+      return BottleneckSearch::Result{times.sum, times.slowestBackward,
+                                      times.slowestForward};
+    return BottleneckSearch::Result{times.sum, times.slowestForward, 0};
+  };
+
+  if (!split) {
+    BottleneckSearch search(lambda, kInf, budget, &best.objectiveMs);
+    search.run(floorForward, startForward, partitioner.sumFloor(), 0,
+               [&](double bound, double sumCap) {
+                 return probe(bound, kInf, sumCap, false);
+               });
+  } else {
+    // Split bottlenecks: an outer search over the slowest forward step.
+    // Its value at a bound is the inner optimum, over the slowest backward
+    // step, of sum + lambda * (slowest backward step) under that bound;
+    // its slowest is that optimum's slowest forward step.
+    BottleneckSearch outer(lambda, kInf, budget, &best.objectiveMs);
+    outer.run(floorForward, startForward,
+              partitioner.sumFloor() + lambda * floorBackward, 0,
+              [&](double bound, double valueCap)
+                  -> std::optional<BottleneckSearch::Result> {
+                BottleneckSearch inner(lambda, valueCap, budget);
+                inner.run(floorBackward, startBackward,
+                          partitioner.sumFloor(), lambda * floorForward,
+                          [&](double backward, double sumCap) {
+                            return probe(bound, backward, sumCap, true);
+                          });
+                if (!inner.found())
+                  return std::nullopt;
+                return BottleneckSearch::Result{inner.objective(),
+                                                inner.payload(), 0};
+              });
+  }
+  if (budget.unexplored < best.objectiveMs) {
+    best.exact = false;
+    best.gapBound = (best.objectiveMs - budget.unexplored) / best.objectiveMs;
   }
   if (!best.stages.empty())
-    return best;
+    return finishPlan(problem, std::move(best),
+                      !partitioner.isApproximate());
 
   // Nothing fits: find the plan that misses by the least, and say where.
   SearchLimits overflow;

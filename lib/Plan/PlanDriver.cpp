@@ -97,6 +97,23 @@ llvm::Expected<PlanResult> mlir::pipe::planModule(ModuleOp module,
     options.deviceOrder.push_back(*device);
   }
 
+  if (request.partition != Partition::Auto) {
+    if (!options.cutAfter.empty())
+      return llvm::createStringError(
+          "--partition and --cut-after both choose the cuts; give one");
+    unsigned numStages = options.stages ? options.stages
+                         : options.deviceOrder.empty()
+                             ? result.cluster.devices.size()
+                             : options.deviceOrder.size();
+    if (options.deviceOrder.empty())
+      for (unsigned d = 0; d < numStages && d < result.cluster.devices.size();
+           ++d)
+        options.deviceOrder.push_back(d);
+    PlanProblem unconstrained(result.graph, result.cluster, options);
+    options.cutAfter =
+        baselineCuts(unconstrained, request.partition, numStages);
+  }
+
   auto start = std::chrono::steady_clock::now();
   PlanProblem problem(result.graph, result.cluster, options);
   llvm::Expected<PipelinePlan> plan = planPipeline(problem);
@@ -182,10 +199,12 @@ void mlir::pipe::writePlanJSON(const PlanResult &result,
       {"microbatches", options.microbatches},
       {"predicted_iteration_ms", plan.predictedIterationMs},
       {"objective_ms", plan.objectiveMs},
+      {"optimal_objective_ms", plan.optimalObjectiveMs},
       {"lower_bound_ms", result.lowerBoundMs},
       {"bubble_fraction", plan.bubbleFraction},
       {"optimizer_ms", optimizerMs},
       {"exact", plan.exact},
+      {"objective_gap_bound", plan.gapBound},
       {"planner_seconds", result.plannerSeconds},
       {"layers", int64_t(result.graph.layers.size())},
       {"devices", int64_t(result.cluster.devices.size())},

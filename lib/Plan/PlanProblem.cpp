@@ -8,6 +8,8 @@
 
 #include "pipe/Plan/Planner.h"
 
+#include "llvm/Support/MathExtras.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -100,6 +102,17 @@ PlanProblem::PlanProblem(const LayerGraph &graph, const Cluster &cluster,
     prefixContraction[l + 1] = prefixContraction[l] + layer.contractionBytes;
   }
 
+  workspaceMax.emplace_back();
+  for (const PlanLayer &layer : graph.layers)
+    workspaceMax.back().push_back(layer.workspaceBytes);
+  for (unsigned width = 2; width <= numLayers; width *= 2) {
+    const std::vector<int64_t> &below = workspaceMax.back();
+    std::vector<int64_t> level(numLayers - width + 1);
+    for (unsigned i = 0; i + width <= numLayers; ++i)
+      level[i] = std::max(below[i], below[i + width / 2]);
+    workspaceMax.push_back(std::move(level));
+  }
+
   // Distinct parameters and stage inputs of every range [i, j): sweep j
   // for each i, stamping what has been counted.
   size_t width = numLayers + 1;
@@ -138,9 +151,11 @@ StageMemory PlanProblem::stageMemory(unsigned begin, unsigned end,
                                      Recompute recompute) const {
   StageMemory memory;
   memory.parameters = table(paramAll, begin, end);
-  for (unsigned l = begin; l < end; ++l)
-    memory.workspace =
-        std::max(memory.workspace, graphRef.layers[l].workspaceBytes);
+  // The largest workspace in [begin, end): two overlapping power-of-two
+  // windows of the sparse table.
+  unsigned level = llvm::Log2_32(end - begin);
+  memory.workspace = std::max(workspaceMax[level][begin],
+                              workspaceMax[level][end - (1u << level)]);
   StagePosition position{0, positionFromEnd + 1, opts.microbatches,
                          opts.schedule, opts.training};
   memory.microbatchesInFlight = microbatchesInFlight(position);
@@ -262,3 +277,29 @@ bool mlir::pipe::fitsMemory(const PlanProblem &problem,
       return false;
   return true;
 }
+
+bool mlir::pipe::fitRecompute(const PlanProblem &problem,
+                         std::vector<StagePlan> &plan) {
+  const PlanOptions &options = problem.options();
+  SmallVector<Recompute, 3> choices;
+  if (!options.training)
+    choices = {Recompute::None};
+  else if (options.recompute)
+    choices = {*options.recompute};
+  else
+    choices = {Recompute::None, Recompute::Selective, Recompute::Full};
+  for (auto [s, stage] : llvm::enumerate(plan)) {
+    bool fits = false;
+    for (Recompute rc : choices)
+      if (problem.stageMemory(stage.begin, stage.end, plan.size() - 1 - s, rc)
+              .total() <= problem.capacityBytes(stage.device)) {
+        stage.recompute = rc;
+        fits = true;
+        break;
+      }
+    if (!fits)
+      return false;
+  }
+  return true;
+}
+

@@ -10,35 +10,40 @@
 using namespace mlir;
 using namespace mlir::pipe;
 
+/// Step `k` of the program of stage `stage` of `numStages`.
+static ProgramStep programStep(Schedule schedule, bool training,
+                               unsigned stage, unsigned numStages,
+                               unsigned microbatches, unsigned k) {
+  if (!training || schedule == Schedule::GPipe)
+    return k < microbatches ? ProgramStep{Phase::Forward, k}
+                            : ProgramStep{Phase::Backward, k - microbatches};
+  unsigned warmup = std::min(numStages - 1 - stage, microbatches);
+  if (k < warmup)
+    return {Phase::Forward, k};
+  unsigned steady = 2 * (microbatches - warmup);
+  if (k < warmup + steady) {
+    unsigned index = k - warmup;
+    return index % 2 == 0 ? ProgramStep{Phase::Forward, warmup + index / 2}
+                          : ProgramStep{Phase::Backward, index / 2};
+  }
+  return {Phase::Backward, microbatches - warmup + (k - warmup - steady)};
+}
+
 std::vector<ProgramStep> mlir::pipe::stageProgram(Schedule schedule,
                                                   bool training, unsigned stage,
                                                   unsigned numStages,
                                                   unsigned microbatches) {
   std::vector<ProgramStep> program;
-  auto forward = [&](unsigned m) { program.push_back({Phase::Forward, m}); };
-  auto backward = [&](unsigned m) { program.push_back({Phase::Backward, m}); };
-  if (!training || schedule == Schedule::GPipe) {
-    for (unsigned m = 0; m < microbatches; ++m)
-      forward(m);
-    if (training)
-      for (unsigned m = 0; m < microbatches; ++m)
-        backward(m);
-    return program;
-  }
-  unsigned warmup = std::min(numStages - 1 - stage, microbatches);
-  for (unsigned m = 0; m < warmup; ++m)
-    forward(m);
-  for (unsigned k = 0; k + warmup < microbatches; ++k) {
-    forward(warmup + k);
-    backward(k);
-  }
-  for (unsigned m = microbatches - warmup; m < microbatches; ++m)
-    backward(m);
+  unsigned length = training ? 2 * microbatches : microbatches;
+  for (unsigned k = 0; k < length; ++k)
+    program.push_back(
+        programStep(schedule, training, stage, numStages, microbatches, k));
   return program;
 }
 
 llvm::Expected<Simulation> mlir::pipe::simulate(const PlanProblem &problem,
-                                          ArrayRef<StagePlan> plan) {
+                                          ArrayRef<StagePlan> plan,
+                                          bool recordEvents) {
   const PlanOptions &options = problem.options();
   unsigned numStages = plan.size();
   unsigned m = options.microbatches;
@@ -56,60 +61,54 @@ llvm::Expected<Simulation> mlir::pipe::simulate(const PlanProblem &problem,
   }
 
   constexpr double kNotYet = -1;
-  // Arrival of microbatch m's activations at stage s, and of its gradient
-  // at stage s (from s + 1).
-  std::vector<std::vector<double>> activationAt(
-      numStages, std::vector<double>(m, kNotYet));
-  std::vector<std::vector<double>> gradientAt = activationAt;
-  std::vector<std::vector<double>> forwardDone = activationAt;
+  // Arrival of microbatch mb's activations at stage s, and of its gradient
+  // at stage s (from s + 1): [s * m + mb].
+  std::vector<double> activationAt(size_t(numStages) * m, kNotYet);
+  std::vector<double> gradientAt = activationAt, forwardDone = activationAt;
   for (unsigned mb = 0; mb < m; ++mb)
-    activationAt[0][mb] = 0;
+    activationAt[mb] = 0;
   if (numStages)
     for (unsigned mb = 0; mb < m; ++mb)
-      gradientAt[numStages - 1][mb] = 0;
+      gradientAt[size_t(numStages - 1) * m + mb] = 0;
   std::vector<double> deviceFree(numStages, 0), downFree(numStages, 0),
       upFree(numStages, 0), busy(numStages, 0);
-  std::vector<std::vector<ProgramStep>> programs;
-  for (unsigned s = 0; s < numStages; ++s)
-    programs.push_back(
-        stageProgram(options.schedule, training, s, numStages, m));
-  std::vector<size_t> next(numStages, 0);
+  unsigned length = training ? 2 * m : m;
+  std::vector<unsigned> next(numStages, 0);
 
   Simulation simulation;
   auto record = [&](SimEvent::Kind kind, unsigned stage, unsigned mb,
                     double start, double duration) {
-    if (duration > 0)
+    if (recordEvents && duration > 0)
       simulation.events.push_back({kind, stage, mb, start, start + duration});
     return start + duration;
   };
 
-  size_t remaining = 0;
-  for (const auto &program : programs)
-    remaining += program.size();
+  size_t remaining = size_t(length) * numStages;
   while (remaining) {
     bool progressed = false;
     for (unsigned s = 0; s < numStages; ++s) {
-      while (next[s] < programs[s].size()) {
-        ProgramStep step = programs[s][next[s]];
+      while (next[s] < length) {
+        ProgramStep step = programStep(options.schedule, training, s,
+                                       numStages, m, next[s]);
         unsigned mb = step.microbatch;
         if (step.phase == Phase::Forward) {
-          double ready = activationAt[s][mb];
+          double ready = activationAt[s * m + mb];
           if (ready == kNotYet)
             break;
           double start = std::max(deviceFree[s], ready);
           double end = record(SimEvent::Forward, s, mb, start,
                               costs[s].forwardMs);
-          forwardDone[s][mb] = end;
+          forwardDone[s * m + mb] = end;
           busy[s] += costs[s].forwardMs;
           deviceFree[s] = end;
           if (s + 1 < numStages) {
             double send = std::max(end, downFree[s]);
             downFree[s] = record(SimEvent::Activation, s, mb, send, cut[s]);
-            activationAt[s + 1][mb] = downFree[s];
+            activationAt[(s + 1) * m + mb] = downFree[s];
           }
         } else {
-          double ready = gradientAt[s][mb];
-          if (ready == kNotYet || forwardDone[s][mb] == kNotYet)
+          double ready = gradientAt[s * m + mb];
+          if (ready == kNotYet || forwardDone[s * m + mb] == kNotYet)
             break;
           double start = std::max(deviceFree[s], ready);
           double end = record(SimEvent::Recompute, s, mb, start,
@@ -120,7 +119,7 @@ llvm::Expected<Simulation> mlir::pipe::simulate(const PlanProblem &problem,
           if (s > 0) {
             double send = std::max(end, upFree[s]);
             upFree[s] = record(SimEvent::Gradient, s, mb, send, cut[s - 1]);
-            gradientAt[s - 1][mb] = upFree[s];
+            gradientAt[(s - 1) * m + mb] = upFree[s];
           }
         }
         ++next[s];
@@ -131,8 +130,9 @@ llvm::Expected<Simulation> mlir::pipe::simulate(const PlanProblem &problem,
     if (!progressed) {
       std::string stuck;
       for (unsigned s = 0; s < numStages; ++s)
-        if (next[s] < programs[s].size()) {
-          ProgramStep step = programs[s][next[s]];
+        if (next[s] < length) {
+          ProgramStep step = programStep(options.schedule, training, s,
+                                         numStages, m, next[s]);
           stuck += llvm::formatv(" stage {0} waits in {1}{2};", s,
                                  step.phase == Phase::Forward ? "F" : "B",
                                  step.microbatch);

@@ -120,6 +120,20 @@ static llvm::cl::opt<unsigned>
                           "planner chooses)"),
            llvm::cl::init(0), llvm::cl::cat(planCategory));
 
+static llvm::cl::opt<pipe::Partition> partition(
+    "partition",
+    llvm::cl::desc("How to choose the cuts (the others are baselines, "
+                   "priced by the same cost model)"),
+    llvm::cl::values(
+        clEnumValN(pipe::Partition::Auto, "auto", "the planner (default)"),
+        clEnumValN(pipe::Partition::Uniform, "uniform",
+                   "equal node counts per stage (Megatron, DeepSpeed)"),
+        clEnumValN(pipe::Partition::Parameters, "parameters",
+                   "balanced parameter bytes (DeepSpeed)"),
+        clEnumValN(pipe::Partition::SpeedBlind, "speed-blind",
+                   "balanced time on the first device's speed (PipeDream)")),
+    llvm::cl::init(pipe::Partition::Auto), llvm::cl::cat(planCategory));
+
 static llvm::cl::list<std::string> cutAfter(
     "cut-after",
     llvm::cl::desc("Cut the pipeline after these ONNX nodes: NODE[,NODE...]"),
@@ -219,6 +233,7 @@ static pipe::PlanRequest planRequest() {
   pipe::PlanRequest request;
   request.clusterPath = clusterPath;
   request.timelinePath = timelinePath;
+  request.partition = partition;
   request.cutAfter.assign(cutAfter.begin(), cutAfter.end());
   request.deviceOrder.assign(deviceOrder.begin(), deviceOrder.end());
   pipe::PlanOptions &options = request.options;
@@ -268,10 +283,12 @@ static int compileProgram(std::unique_ptr<llvm::MemoryBuffer> input,
   }
   bool planOnly = emitKind == "plan";
   if (!planOnly && (train || !clusterPath.empty() || stages > 1 ||
+                    partition != pipe::Partition::Auto ||
                     !cutAfter.empty() || !deviceOrder.empty())) {
     llvm::errs() << "error: --emit=" << emitKind << " builds one CPU stage "
                  << "for inference so far; --train, --cluster, --stages, "
-                    "--cut-after and --device-order work with --emit=plan\n";
+                    "--partition, --cut-after and --device-order work with "
+                    "--emit=plan\n";
     return 1;
   }
   if (!planOnly && !timelinePath.empty()) {

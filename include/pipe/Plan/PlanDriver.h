@@ -29,6 +29,9 @@ struct PlanRequest {
   std::vector<std::string> cutAfter;
   /// Device names, one per stage.
   std::vector<std::string> deviceOrder;
+  /// A baseline strategy instead of the planner's own cuts; its stages go
+  /// to the devices in cluster order unless a device order is given.
+  Partition partition = Partition::Auto;
   /// Where the Chrome trace goes; empty for none.
   std::string timelinePath;
 };

@@ -107,6 +107,12 @@ struct StagePlan {
   unsigned begin = 0, end = 0;
   unsigned device = 0;
   Recompute recompute = Recompute::None;
+
+  bool operator==(const StagePlan &other) const {
+    return begin == other.begin && end == other.end &&
+           device == other.device && recompute == other.recompute;
+  }
+  bool operator!=(const StagePlan &other) const { return !(*this == other); }
 };
 
 /// The cost model's view of one stage, per microbatch unless noted.
@@ -129,6 +135,9 @@ struct PipelinePlan {
   /// stage and transfer times of one microbatch plus (M - 1) times the
   /// slowest of them.
   double objectiveMs = 0;
+  /// The least objective over every plan: objectiveMs, unless a 1F1B plan
+  /// was then refined on its replay.
+  double optimalObjectiveMs = 0;
   /// Filled by the simulator.
   double predictedIterationMs = 0, bubbleFraction = 0;
   /// Whether the search was exact under the objective; when not, the
@@ -221,18 +230,42 @@ private:
   // [i][j] tables over layer ranges: distinct parameter bytes (all and
   // trainable) and stage-input bytes.
   std::vector<int64_t> paramAll, paramTrainable, inputs;
+  // workspaceMax[k][i]: the largest workspace of layers [i, i + 2^k).
+  std::vector<std::vector<int64_t>> workspaceMax;
 };
 
 /// Chooses the plan minimizing the objective under every device's memory,
 /// honouring the hand-given stages, cuts, device order and recompute in
-/// the options. Fails when no plan fits, naming the device and by how much
+/// the options. A 1F1B training plan is then refined on its replay (see
+/// refinePlanBySimulation). Fails when no plan fits, naming the device and by how much
 /// the closest plan misses; or when the options cannot be met.
 llvm::Expected<PipelinePlan> planPipeline(const PlanProblem &problem);
+
+/// How to choose the cut points.
+enum class Partition {
+  /// The planner's optimum.
+  Auto,
+  /// The same number of layers per stage (Megatron-LM; DeepSpeed "uniform").
+  Uniform,
+  /// Balanced parameter bytes (DeepSpeed "parameters").
+  Parameters,
+  /// Balanced time as if every device were the cluster's first (PipeDream).
+  SpeedBlind,
+};
+
+/// The cut points `strategy` chooses for `numStages` stages; empty for
+/// Partition::Auto. Stages then go to the devices in cluster order.
+std::vector<unsigned> baselineCuts(const PlanProblem &problem,
+                                   Partition strategy, unsigned numStages);
 
 /// Tries every plan (cut set, device sequence, recompute) and returns the
 /// best objective: the reference the partitioner is tested against. Only
 /// for small problems.
 std::optional<PipelinePlan> exhaustivePlan(const PlanProblem &problem);
+
+/// Gives every stage of `plan` the fastest recompute the options allow
+/// that fits its device; fails if some stage fits with none.
+bool fitRecompute(const PlanProblem &problem, std::vector<StagePlan> &plan);
 
 /// Whether `plan` fits every device's memory.
 bool fitsMemory(const PlanProblem &problem, llvm::ArrayRef<StagePlan> plan);

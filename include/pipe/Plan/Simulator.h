@@ -54,9 +54,17 @@ struct Simulation {
   std::vector<SimEvent> events;
 };
 
-/// Replays `plan`. Fails if the schedule deadlocks.
+/// Replays `plan`; with `recordEvents`, keeps every interval for a
+/// timeline. Fails if the schedule deadlocks.
 llvm::Expected<Simulation> simulate(const PlanProblem &problem,
-                                    llvm::ArrayRef<StagePlan> plan);
+                                    llvm::ArrayRef<StagePlan> plan,
+                                    bool recordEvents = true);
+
+/// Improves a 1F1B plan by local search on its replayed iteration time
+/// (the objective does not see a 1F1B stage stalling for gradients):
+/// single-cut moves, device swaps and replacements, within the options'
+/// hand-given parts and every device's memory. Never makes it slower.
+void refinePlanBySimulation(const PlanProblem &problem, PipelinePlan &plan);
 
 /// Writes `simulation` as a Chrome trace (JSON; opens in Perfetto and
 /// chrome://tracing): one track per stage and per link direction.

@@ -1,0 +1,154 @@
+//===- Refine.cpp - local search on the simulated 1F1B iteration ----------===//
+//
+// The partitioner's objective equals the replayed iteration time for
+// inference and GPipe. A 1F1B replay can also stall: a stage may wait for
+// the gradient of its oldest microbatch in flight. Starting from the best
+// replay among the Pareto plans, this local search moves single cuts,
+// swaps or replaces devices and re-picks recompute, keeping every move
+// that shortens the replay, until none does.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pipe/Plan/Simulator.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace mlir::pipe;
+
+/// Replays at most this many plans per refinement.
+constexpr unsigned kReplayBudget = 20000;
+
+static double replayMs(const PlanProblem &problem,
+                       ArrayRef<StagePlan> plan) {
+  llvm::Expected<Simulation> simulation =
+      simulate(problem, plan, /*recordEvents=*/false);
+  if (!simulation) {
+    llvm::consumeError(simulation.takeError());
+    return std::numeric_limits<double>::infinity();
+  }
+  return simulation->iterationMs;
+}
+
+/// Descends from `current` by single moves until none shortens the replay.
+static double descend(const PlanProblem &problem,
+                      std::vector<StagePlan> &current, double best,
+                      unsigned &replays) {
+  const PlanOptions &options = problem.options();
+  bool moveCuts = options.cutAfter.empty();
+  bool moveDevices = options.deviceOrder.empty();
+  unsigned numDevices = problem.numDevices();
+  const Cluster &cluster = problem.cluster();
+  for (unsigned round = 0; round < 1000; ++round) {
+    std::vector<StagePlan> bestMove;
+    double bestTime = best;
+    auto consider = [&](std::vector<StagePlan> neighbour) {
+      if (replays >= kReplayBudget || !fitRecompute(problem, neighbour))
+        return;
+      ++replays;
+      double time = replayMs(problem, neighbour);
+      if (time < bestTime * (1 - 1e-12)) {
+        bestTime = time;
+        bestMove = std::move(neighbour);
+      }
+    };
+    unsigned numStages = current.size();
+    if (moveCuts)
+      for (unsigned s = 0; s + 1 < numStages; ++s)
+        for (int delta : {-1, 1}) {
+          std::vector<StagePlan> neighbour = current;
+          int end = int(neighbour[s].end) + delta;
+          if (end <= int(neighbour[s].begin) ||
+              end >= int(neighbour[s + 1].end))
+            continue;
+          neighbour[s].end = neighbour[s + 1].begin = end;
+          consider(std::move(neighbour));
+        }
+    if (moveDevices) {
+      for (unsigned a = 0; a < numStages; ++a)
+        for (unsigned b = a + 1; b < numStages; ++b) {
+          // Swapping twins changes nothing.
+          const Device &da = cluster.devices[current[a].device];
+          const Device &db = cluster.devices[current[b].device];
+          if (da.host == db.host && da.spec.kind == db.spec.kind &&
+              da.spec.memoryGB == db.spec.memoryGB &&
+              !cluster.hasExplicitLink(current[a].device, current[b].device))
+            continue;
+          std::vector<StagePlan> neighbour = current;
+          std::swap(neighbour[a].device, neighbour[b].device);
+          consider(std::move(neighbour));
+        }
+      for (unsigned s = 0; s < numStages; ++s)
+        for (unsigned d = 0; d < numDevices; ++d) {
+          if (llvm::any_of(current,
+                           [&](const StagePlan &p) { return p.device == d; }))
+            continue;
+          std::vector<StagePlan> neighbour = current;
+          neighbour[s].device = d;
+          consider(std::move(neighbour));
+        }
+    }
+    // Merge two neighbours, or split a stage onto a free device.
+    if (moveCuts && moveDevices && !options.stages) {
+      for (unsigned s = 0; s + 1 < numStages; ++s)
+        for (unsigned keep : {s, s + 1}) {
+          std::vector<StagePlan> neighbour = current;
+          neighbour[s].end = neighbour[s + 1].end;
+          neighbour[s].device = current[keep].device;
+          neighbour.erase(neighbour.begin() + s + 1);
+          consider(std::move(neighbour));
+        }
+      for (unsigned s = 0; s < numStages; ++s) {
+        if (current[s].end - current[s].begin < 2)
+          continue;
+        unsigned middle = (current[s].begin + current[s].end) / 2;
+        for (unsigned d = 0; d < numDevices; ++d) {
+          if (llvm::any_of(current,
+                           [&](const StagePlan &p) { return p.device == d; }))
+            continue;
+          for (bool after : {false, true}) {
+            std::vector<StagePlan> neighbour = current;
+            StagePlan extra = current[s];
+            neighbour[s].end = extra.begin = middle;
+            extra.device = d;
+            if (!after)
+              std::swap(neighbour[s].device, extra.device);
+            neighbour.insert(neighbour.begin() + s + 1, extra);
+            consider(std::move(neighbour));
+          }
+        }
+      }
+    }
+    if (bestMove.empty())
+      break;
+    current = std::move(bestMove);
+    best = bestTime;
+  }
+  return best;
+}
+
+void mlir::pipe::refinePlanBySimulation(const PlanProblem &problem,
+                                        PipelinePlan &plan) {
+  // The Pareto plans with the best replays seed a descent each; the best
+  // result wins.
+  constexpr unsigned kSeeds = 3;
+  std::vector<std::pair<double, unsigned>> seeds;
+  for (auto [index, seed] : llvm::enumerate(plan.paretoPlans))
+    seeds.push_back({replayMs(problem, seed), index});
+  llvm::sort(seeds);
+  std::vector<StagePlan> best = plan.stages;
+  double bestTime = replayMs(problem, best);
+  unsigned replays = 0;
+  for (unsigned k = 0; k < std::min<size_t>(kSeeds, seeds.size()); ++k) {
+    std::vector<StagePlan> current = plan.paretoPlans[seeds[k].second];
+    double time = descend(problem, current, seeds[k].first, replays);
+    if (time < bestTime * (1 - 1e-12)) {
+      bestTime = time;
+      best = std::move(current);
+    }
+  }
+  if (best != plan.stages) {
+    plan.stages = best;
+    plan.objectiveMs = problem.objectiveMs(best);
+  }
+}
