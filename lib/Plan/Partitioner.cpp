@@ -440,9 +440,6 @@ Partitioner::search(const SearchLimits &limits) {
   return plan;
 }
 
-static std::string gib(double bytes) {
-  return llvm::formatv("{0:F2} GiB", bytes / 1073741824.0).str();
-}
 
 /// Checks the hand-given parts of the options against the problem.
 static llvm::Error checkOptions(const PlanProblem &problem) {
@@ -468,8 +465,9 @@ static llvm::Error checkOptions(const PlanProblem &problem) {
   if (!options.deviceOrder.empty()) {
     if (stages && stages != options.deviceOrder.size())
       return llvm::createStringError(llvm::formatv(
-          "--device-order lists {0} devices for {1} stages",
-          options.deviceOrder.size(), stages));
+          "--device-order lists {0} device{1} for {2} stages",
+          options.deviceOrder.size(),
+          options.deviceOrder.size() == 1 ? "" : "s", stages));
     stages = options.deviceOrder.size();
   }
   if (stages > numDevices)
@@ -845,10 +843,10 @@ llvm::Expected<PipelinePlan> mlir::pipe::planPipeline(const PlanProblem &problem
       where = llvm::formatv(
           "device '{0}' ({1}, {2}) would hold stage {3} ('{4}' to '{5}') "
           "needing {6}: {7} short",
-          device.name, device.spec.kind, gib(double(capacity)), s,
+          device.name, device.spec.kind, formatBytes(capacity), s,
           problem.graph().layers[stage.begin].name,
           problem.graph().layers[stage.end - 1].name,
-          gib(double(memory.total())), gib(over));
+          formatBytes(memory.total()), formatBytes(int64_t(over)));
     }
   }
   return llvm::createStringError(

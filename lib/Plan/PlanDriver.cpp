@@ -68,6 +68,11 @@ llvm::Expected<PlanResult> mlir::pipe::planModule(ModuleOp module,
     for (auto [index, layer] : llvm::enumerate(result.graph.layers))
       if (layer.name == name)
         found = index;
+    if (!found && request.foldedNodes.contains(name))
+      return llvm::createStringError(
+          "--cut-after: node '" + name +
+          "' only computes constants, which compilation folds away; cut "
+          "after a node that computes on tensors");
     if (!found)
       return llvm::createStringError("--cut-after: the model has no node '" +
                                      name + "'");
@@ -193,6 +198,22 @@ void mlir::pipe::writePlanJSON(const PlanResult &result,
         {"send_bytes", result.sendBytes[s]},
         {"send_ms", result.sendMs[s]}});
   }
+  // Every layer (cut candidate) with its work and the parameters it is the
+  // first to read.
+  llvm::json::Array layers;
+  std::vector<bool> seen(result.graph.params.size(), false);
+  for (const PlanLayer &layer : result.graph.layers) {
+    int64_t flops = 0, params = 0;
+    for (const OpCost &cost : layer.ops)
+      flops += cost.flops;
+    for (unsigned p : layer.params)
+      if (!seen[p]) {
+        seen[p] = true;
+        params += result.graph.params[p].bytes;
+      }
+    layers.push_back(llvm::json::Object{
+        {"name", layer.name}, {"flops", flops}, {"param_bytes", params}});
+  }
   llvm::json::Object root{
       {"schedule", scheduleName(options)},
       {"training", options.training},
@@ -206,21 +227,10 @@ void mlir::pipe::writePlanJSON(const PlanResult &result,
       {"exact", plan.exact},
       {"objective_gap_bound", plan.gapBound},
       {"planner_seconds", result.plannerSeconds},
-      {"layers", int64_t(result.graph.layers.size())},
+      {"layers", std::move(layers)},
       {"devices", int64_t(result.cluster.devices.size())},
       {"stages", std::move(stages)}};
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(root))) << "\n";
-}
-
-static std::string humanBytes(int64_t bytes) {
-  double value = double(bytes);
-  const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  unsigned unit = 0;
-  while (value >= 1024 && unit < 4) {
-    value /= 1024;
-    ++unit;
-  }
-  return llvm::formatv(unit ? "{0:F1} {1}" : "{0:F0} {1}", value, units[unit]);
 }
 
 void mlir::pipe::printPlanTable(const PlanResult &result,
@@ -234,13 +244,13 @@ void mlir::pipe::printPlanTable(const PlanResult &result,
   for (auto [s, stage] : llvm::enumerate(plan.stages)) {
     const Device &device = result.cluster.devices[stage.device];
     const StageCost &cost = result.costs[s];
-    std::string memory = humanBytes(cost.memory.total()) + " / " +
-                         humanBytes(result.capacityBytes[s]);
+    std::string memory = formatBytes(cost.memory.total()) + " / " +
+                         formatBytes(result.capacityBytes[s]);
     os << llvm::formatv(
         "{0,-5} {1,-10} {2,-10} {3,6} {4,10:F2} {5,10} {6,10:F3} {7,21} "
         "{8,-9} {9} .. {10}\n",
         s, device.name, device.spec.kind, cost.ops, double(cost.flops) / 1e9,
-        humanBytes(cost.memory.parameters),
+        formatBytes(cost.memory.parameters),
         double(options.microbatches) * cost.busyMs(), memory,
         recomputeName(stage.recompute),
         result.graph.layers[stage.begin].name,

@@ -210,11 +210,18 @@ importONNXToBuffer(StringRef path, DialectRegistry &registry) {
 /// printing the errors.
 static OwningOpRef<ModuleOp>
 prepareModule(std::unique_ptr<llvm::MemoryBuffer> input, StringRef inputPath,
-              MLIRContext &context, llvm::SourceMgr &sourceMgr) {
+              MLIRContext &context, llvm::SourceMgr &sourceMgr,
+              llvm::StringSet<> *foldedNodes = nullptr) {
   sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)
     return nullptr;
+  llvm::StringSet<> before;
+  if (foldedNodes)
+    module->walk([&](Operation *op) {
+      if (auto name = dyn_cast<NameLoc>(op->getLoc()))
+        before.insert(name.getName().strref());
+    });
   PassManager pm(&context);
   pm.addPass(createCanonicalizerPass());
   // Without --train the program is an inference pipeline; training-mode
@@ -225,6 +232,16 @@ prepareModule(std::unique_ptr<llvm::MemoryBuffer> input, StringRef inputPath,
   pm.addPass(createCanonicalizerPass());
   if (failed(pm.run(*module)))
     return nullptr;
+  if (foldedNodes) {
+    llvm::StringSet<> after;
+    module->walk([&](Operation *op) {
+      if (auto name = dyn_cast<NameLoc>(op->getLoc()))
+        after.insert(name.getName().strref());
+    });
+    for (const auto &name : before)
+      if (!after.contains(name.getKey()))
+        foldedNodes->insert(name.getKey());
+  }
   return module;
 }
 
@@ -307,13 +324,15 @@ static int compileProgram(std::unique_ptr<llvm::MemoryBuffer> input,
     printImportDiagnostic(diag, inputPath);
     return success();
   });
+  pipe::PlanRequest request = planRequest();
   OwningOpRef<ModuleOp> module =
-      prepareModule(std::move(input), inputPath, context, sourceMgr);
+      prepareModule(std::move(input), inputPath, context, sourceMgr,
+                    planOnly ? &request.foldedNodes : nullptr);
   if (!module)
     return 1;
   if (planOnly) {
     if (llvm::Error error =
-            pipe::emitPlan(*module, planRequest(), outDir, llvm::outs())) {
+            pipe::emitPlan(*module, request, outDir, llvm::outs())) {
       llvm::errs() << inputPath << ": error: "
                    << llvm::toString(std::move(error)) << "\n";
       return 1;

@@ -12,6 +12,7 @@
 #include "pipe/Plan/Simulator.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <string>
@@ -32,6 +33,9 @@ struct PlanRequest {
   /// A baseline strategy instead of the planner's own cuts; its stages go
   /// to the devices in cluster order unless a device order is given.
   Partition partition = Partition::Auto;
+  /// Nodes of the model that compilation folded into constants, to tell
+  /// them apart from names that were never there.
+  llvm::StringSet<> foldedNodes;
   /// Where the Chrome trace goes; empty for none.
   std::string timelinePath;
 };

@@ -263,6 +263,9 @@ std::vector<unsigned> baselineCuts(const PlanProblem &problem,
 /// for small problems.
 std::optional<PipelinePlan> exhaustivePlan(const PlanProblem &problem);
 
+/// `bytes` for people: "1.5 GiB", "512 B".
+std::string formatBytes(int64_t bytes);
+
 /// Gives every stage of `plan` the fastest recompute the options allow
 /// that fits its device; fails if some stage fits with none.
 bool fitRecompute(const PlanProblem &problem, std::vector<StagePlan> &plan);
