@@ -19,6 +19,8 @@ PACKAGES=(
   # Python for test-model generation and references (use /usr/bin/python3)
   python3 python3-numpy python3-onnx python3-torch python3-torchvision
   python3-venv python3-pip
+  # Plan and timeline pictures (python/render_plan.py)
+  python3-matplotlib
 )
 
 # Independent references from PyPI, pinned: a current onnx (version_converter

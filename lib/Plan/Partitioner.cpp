@@ -722,11 +722,11 @@ llvm::Expected<PipelinePlan> mlir::pipe::planPipeline(const PlanProblem &problem
   if (llvm::Error error = checkOptions(problem))
     return std::move(error);
   // Past this many layers, blocks of layers are planned instead.
-  constexpr unsigned kMaxLayers = 256;
-  bool coarsened = problem.numLayers() > kMaxLayers &&
+  unsigned maxLayers = std::max(problem.options().maxExactLayers, 2u);
+  bool coarsened = problem.numLayers() > maxLayers &&
                    problem.options().cutAfter.empty();
   if (coarsened) {
-    llvm::Expected<PipelinePlan> plan = planCoarsened(problem, kMaxLayers);
+    llvm::Expected<PipelinePlan> plan = planCoarsened(problem, maxLayers);
     if (!plan)
       return plan.takeError();
     return finishPlan(problem, std::move(*plan), /*proven=*/false);

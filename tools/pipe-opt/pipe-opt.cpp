@@ -144,6 +144,13 @@ static llvm::cl::list<std::string> deviceOrder(
     llvm::cl::desc("The device of each stage, in order: NAME[,NAME...]"),
     llvm::cl::CommaSeparated, llvm::cl::cat(planCategory));
 
+static llvm::cl::opt<unsigned> exactLayers(
+    "plan-exact-layers",
+    llvm::cl::desc("Plan models of up to this many layers (ONNX nodes) "
+                   "exactly; longer ones on as many blocks of layers, with "
+                   "a proven gap (default 256)"),
+    llvm::cl::init(256), llvm::cl::cat(planCategory));
+
 static llvm::cl::opt<std::string> timelinePath(
     "timeline",
     llvm::cl::desc("With --emit=plan, write the simulated iteration as a "
@@ -259,6 +266,7 @@ static pipe::PlanRequest planRequest() {
   options.microbatches = microbatches;
   options.precision = precision;
   options.stages = stages;
+  options.maxExactLayers = exactLayers;
   switch (recompute) {
   case RecomputeChoice::Auto:
     break;

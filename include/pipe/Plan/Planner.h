@@ -100,6 +100,9 @@ struct PlanOptions {
   std::vector<unsigned> cutAfter;
   /// Hand-chosen devices, one per stage, in pipeline order.
   std::vector<unsigned> deviceOrder;
+  /// Models with more layers are planned on this many blocks of layers
+  /// (the result then carries a proven gap instead of being exact).
+  unsigned maxExactLayers = 256;
 };
 
 /// One stage of a plan: layers [begin, end) on `device`.
