@@ -6,6 +6,7 @@
 #include "gtest/gtest.h"
 
 #include <functional>
+#include <iostream>
 #include <limits>
 #include <random>
 
@@ -293,6 +294,44 @@ TEST(Partitioner, ProvesOptimalityAtOneHundredLayersSixteenDevices) {
   EXPECT_EQ(plan->stages.back().end, 1000u);
   for (unsigned s = 1; s < plan->stages.size(); ++s)
     EXPECT_EQ(plan->stages[s].begin, plan->stages[s - 1].end);
+}
+
+/// 1F1B: the replay of the refined plan against the least replay over
+/// every plan, on 300 random instances. Prints the statistics that
+/// docs/planner.md quotes.
+TEST(Partitioner, OneFOneBReplayIsCloseToTheBest) {
+  std::mt19937 rng(5);
+  unsigned total = 0, identical = 0;
+  double worst = 0, sum = 0;
+  for (unsigned trial = 0; trial < 300; ++trial) {
+    unsigned numDevices = std::uniform_int_distribution<unsigned>(2, 5)(rng);
+    unsigned numLayers = std::uniform_int_distribution<unsigned>(3, 10)(rng);
+    LayerGraph graph = randomGraph(rng, numLayers, int64_t(1) << 27);
+    Cluster cluster = randomCluster(rng, numDevices);
+    PlanOptions options = randomOptions(rng);
+    options.training = true;
+    options.schedule = Schedule::OneFOneB;
+    options.microbatches = std::uniform_int_distribution<int>(2, 8)(rng);
+    PlanProblem problem(graph, cluster, options);
+    Expected<PipelinePlan> plan = planPipeline(problem);
+    if (!plan) {
+      llvm::consumeError(plan.takeError());
+      continue;
+    }
+    double excess =
+        simulate(problem, plan->stages)->iterationMs / bestReplay(problem) - 1;
+    ++total;
+    identical += excess < 1e-9;
+    worst = std::max(worst, excess);
+    sum += excess;
+  }
+  std::cout << "1F1B replay vs the best replay: " << identical << " of "
+            << total << " identical, mean excess " << 100 * sum / total
+            << "%, worst " << 100 * worst << "%\n";
+  EXPECT_GT(total, 200u);
+  EXPECT_GE(identical, total * 8 / 10);
+  EXPECT_LT(sum / total, 0.01);
+  EXPECT_LT(worst, 0.25);
 }
 
 TEST(Partitioner, RejectsImpossibleStageCounts) {
