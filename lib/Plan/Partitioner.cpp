@@ -28,8 +28,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <functional>
+#include <limits>
 #include <numeric>
 #include <queue>
 
@@ -185,12 +185,12 @@ Partitioner::Partitioner(const PlanProblem &problem)
       std::vector<double> total(numDevices, 0);
       for (unsigned d = 0; d < numDevices; ++d)
         for (unsigned l = 0; l < problem.numLayers(); ++l)
-          total[d] += problem.layerForwardMs(l, d) +
-                      problem.layerBackwardMs(l, d);
+          total[d] +=
+              problem.layerForwardMs(l, d) + problem.layerBackwardMs(l, d);
       std::vector<unsigned> order(numDevices);
       std::iota(order.begin(), order.end(), 0);
-      llvm::stable_sort(order,
-                        [&](unsigned a, unsigned b) { return total[a] < total[b]; });
+      llvm::stable_sort(
+          order, [&](unsigned a, unsigned b) { return total[a] < total[b]; });
       forcedOrder = true;
       classes.clear();
       for (unsigned device : order)
@@ -232,8 +232,7 @@ Partitioner::Partitioner(const PlanProblem &problem)
   else if (options.recompute)
     recomputeChoices = {*options.recompute};
   else
-    recomputeChoices = {Recompute::None, Recompute::Selective,
-                        Recompute::Full};
+    recomputeChoices = {Recompute::None, Recompute::Selective, Recompute::Full};
 
   // Every layer runs somewhere, at best on its fastest device, so every
   // stage is at least as slow as its slowest layer there; and some stage
@@ -244,7 +243,8 @@ Partitioner::Partitioner(const PlanProblem &problem)
   for (unsigned l = 0; l < numLayers; ++l) {
     double forward = kInf, backward = kInf, both = kInf;
     for (unsigned d = 0; d < numDevices; ++d) {
-      double f = problem.layerForwardMs(l, d), b = problem.layerBackwardMs(l, d);
+      double f = problem.layerForwardMs(l, d),
+             b = problem.layerBackwardMs(l, d);
       forward = std::min(forward, f);
       backward = std::min(backward, b);
       if (f > 0) {
@@ -326,80 +326,90 @@ Partitioner::search(const SearchLimits &limits) {
   };
   std::vector<int64_t> inFlight(numDevices() + 1);
   for (unsigned p = 0; p < inFlight.size(); ++p)
-    inFlight[p] = microbatchesInFlight({0, p + 1, options.microbatches,
-                                        options.schedule, options.training});
+    inFlight[p] = microbatchesInFlight(
+        {0, p + 1, options.microbatches, options.schedule, options.training});
 
   for (unsigned j = numLayers; j > 0; --j) {
-    if (!previousBoundary.empty() && j != numLayers &&
-        previousBoundary[j] < 0)
+    if (!previousBoundary.empty() && j != numLayers && previousBoundary[j] < 0)
       continue;
     for (unsigned key = 0; key < numKeys(); ++key) {
       unsigned position = keyStages[key];
       if (requiredStages && position >= requiredStages)
         continue;
-      for (unsigned next = 0; next <= numClasses; ++next) {
-        double here = value[cellIndex(j, key, next)];
-        if (here == kInf)
+      for (unsigned c = 0; c < numClasses; ++c) {
+        if (!classAllowed(key, c))
           continue;
-        for (unsigned c = 0; c < numClasses; ++c) {
-          if (!classAllowed(key, c))
+        unsigned newKey = addStage(key, c);
+        // The stage's device: the class's next unused one.
+        unsigned used =
+            forcedOrder ? 0
+                        : (key / radix[c]) % (classes[c].devices.size() + 1);
+        unsigned device = representative(c, used);
+        // The best suffix to put the stage before, with its cut's transfer:
+        // the same for every start of the stage.
+        double here = kInf;
+        unsigned bestNext = 0;
+        for (unsigned next = 0; next <= numClasses; ++next) {
+          double suffix = value[cellIndex(j, key, next)];
+          if (suffix == kInf)
             continue;
-          unsigned newKey = addStage(key, c);
-          // The stage's device: the class's next unused one.
-          unsigned used =
-              forcedOrder ? 0
-                          : (key / radix[c]) % (classes[c].devices.size() + 1);
-          unsigned device = representative(c, used);
           double x = 0;
           if (next != none) {
             unsigned nextUsed =
-                forcedOrder ? 0
-                            : (key / radix[next]) %
-                                      (classes[next].devices.size() + 1) -
-                                  1;
+                forcedOrder
+                    ? 0
+                    : (key / radix[next]) % (classes[next].devices.size() + 1) -
+                          1;
             x = problem.cutMs(j - 1, device, representative(next, nextUsed));
             if (!limits.overflow &&
                 (x > limits.forward || (split && x > limits.backward)))
               continue;
           }
-          int64_t capacity = problem.capacityBytes(device);
-          int lowest = previousBoundary.empty() ? 0 : previousBoundary[j];
-          int highest = previousBoundary.empty() ? int(j) - 1 : lowest;
-          for (int i = highest; i >= lowest; --i) {
-            // Whether a longer stage could still do: stage times and
-            // (with the floor of the layers before) sums only grow as the
-            // stage starts earlier. Memory does not always grow.
-            bool longerMayDo = false;
-            for (unsigned r = 0; r < numChoices; ++r) {
-              const Priced &cost = price(c, i, j, r);
-              int64_t memory =
-                  cost.fixedBytes + cost.stashBytes * inFlight[position];
-              double candidate;
-              if (limits.overflow) {
-                candidate = std::max(here, double(memory - capacity));
-                longerMayDo = true;
-              } else {
-                if (split ? cost.forward > limits.forward ||
-                                cost.backward > limits.backward
-                          : cost.busy > limits.forward)
-                  continue;
-                candidate = here + cost.busy + transfers * x;
-                if (candidate + prefixFloor[i] > limits.sumCap)
-                  continue;
-                longerMayDo = true;
-                if (memory > capacity)
-                  continue;
-              }
-              size_t target = cellIndex(i, newKey, c);
-              if (candidate < value[target]) {
-                value[target] = candidate;
-                choice[target] = {j, uint16_t(next),
-                                  uint8_t(recomputeChoices[r])};
-              }
-            }
-            if (!longerMayDo)
-              break;
+          double total = limits.overflow ? suffix : suffix + transfers * x;
+          if (total < here) {
+            here = total;
+            bestNext = next;
           }
+        }
+        if (here == kInf)
+          continue;
+        int64_t capacity = problem.capacityBytes(device);
+        int lowest = previousBoundary.empty() ? 0 : previousBoundary[j];
+        int highest = previousBoundary.empty() ? int(j) - 1 : lowest;
+        for (int i = highest; i >= lowest; --i) {
+          // Whether a longer stage could still do: stage times and
+          // (with the floor of the layers before) sums only grow as the
+          // stage starts earlier. Memory does not always grow.
+          bool longerMayDo = false;
+          for (unsigned r = 0; r < numChoices; ++r) {
+            const Priced &cost = price(c, i, j, r);
+            int64_t memory =
+                cost.fixedBytes + cost.stashBytes * inFlight[position];
+            double candidate;
+            if (limits.overflow) {
+              candidate = std::max(here, double(memory - capacity));
+              longerMayDo = true;
+            } else {
+              if (split ? cost.forward > limits.forward ||
+                              cost.backward > limits.backward
+                        : cost.busy > limits.forward)
+                continue;
+              candidate = here + cost.busy;
+              if (candidate + prefixFloor[i] > limits.sumCap)
+                continue;
+              longerMayDo = true;
+              if (memory > capacity)
+                continue;
+            }
+            size_t target = cellIndex(i, newKey, c);
+            if (candidate < value[target]) {
+              value[target] = candidate;
+              choice[target] = {j, uint16_t(bestNext),
+                                uint8_t(recomputeChoices[r])};
+            }
+          }
+          if (!longerMayDo)
+            break;
         }
       }
     }
@@ -440,7 +450,6 @@ Partitioner::search(const SearchLimits &limits) {
   return plan;
 }
 
-
 /// Checks the hand-given parts of the options against the problem.
 static llvm::Error checkOptions(const PlanProblem &problem) {
   const PlanOptions &options = problem.options();
@@ -464,20 +473,20 @@ static llvm::Error checkOptions(const PlanProblem &problem) {
   }
   if (!options.deviceOrder.empty()) {
     if (stages && stages != options.deviceOrder.size())
-      return llvm::createStringError(llvm::formatv(
-          "--device-order lists {0} device{1} for {2} stages",
-          options.deviceOrder.size(),
-          options.deviceOrder.size() == 1 ? "" : "s", stages));
+      return llvm::createStringError(
+          llvm::formatv("--device-order lists {0} device{1} for {2} stages",
+                        options.deviceOrder.size(),
+                        options.deviceOrder.size() == 1 ? "" : "s", stages));
     stages = options.deviceOrder.size();
   }
   if (stages > numDevices)
-    return llvm::createStringError(llvm::formatv(
-        "{0} stages need {0} devices, but the cluster has {1}", stages,
-        numDevices));
+    return llvm::createStringError(
+        llvm::formatv("{0} stages need {0} devices, but the cluster has {1}",
+                      stages, numDevices));
   if (stages > numLayers)
-    return llvm::createStringError(llvm::formatv(
-        "{0} stages need {0} layers, but the model has {1}", stages,
-        numLayers));
+    return llvm::createStringError(
+        llvm::formatv("{0} stages need {0} layers, but the model has {1}",
+                      stages, numLayers));
   if (options.microbatches < 1)
     return llvm::createStringError("--microbatches must be at least 1");
   return llvm::Error::success();
@@ -525,8 +534,7 @@ public:
         return;
       if (lambda > 0 && std::isfinite(hi) && hi - lo > 1e-9 * hi) {
         double middle = lo + (hi - lo) / 2;
-        queue.push({std::nextafter(middle, kInf), hi,
-                    value + lambda * middle});
+        queue.push({std::nextafter(middle, kInf), hi, value + lambda * middle});
         hi = middle;
       }
       queue.push({lo, hi, value + lambda * lo});
@@ -590,9 +598,8 @@ seedPlan(const PlanProblem &problem) {
       total[d] += problem.layerForwardMs(l, d) + problem.layerBackwardMs(l, d);
   std::vector<unsigned> order(numDevices);
   std::iota(order.begin(), order.end(), 0);
-  llvm::stable_sort(order, [&](unsigned a, unsigned b) {
-    return total[a] < total[b];
-  });
+  llvm::stable_sort(
+      order, [&](unsigned a, unsigned b) { return total[a] < total[b]; });
   double speed = 0;
   for (double t : total)
     speed += t > 0 ? 1 / t : 0;
@@ -636,8 +643,9 @@ static PipelinePlan finishPlan(const PlanProblem &problem, PipelinePlan plan,
   if (!proven) {
     plan.exact = false;
     double floor = objectiveFloor(problem);
-    plan.gapBound = std::max(
-        plan.gapBound, std::max(0.0, (plan.objectiveMs - floor) / plan.objectiveMs));
+    plan.gapBound =
+        std::max(plan.gapBound,
+                 std::max(0.0, (plan.objectiveMs - floor) / plan.objectiveMs));
   }
   if (problem.options().training &&
       problem.options().schedule == Schedule::OneFOneB)
@@ -718,13 +726,14 @@ static llvm::Expected<PipelinePlan> planCoarsened(const PlanProblem &problem,
   return plan;
 }
 
-llvm::Expected<PipelinePlan> mlir::pipe::planPipeline(const PlanProblem &problem) {
+llvm::Expected<PipelinePlan>
+mlir::pipe::planPipeline(const PlanProblem &problem) {
   if (llvm::Error error = checkOptions(problem))
     return std::move(error);
   // Past this many layers, blocks of layers are planned instead.
   unsigned maxLayers = std::max(problem.options().maxExactLayers, 2u);
-  bool coarsened = problem.numLayers() > maxLayers &&
-                   problem.options().cutAfter.empty();
+  bool coarsened =
+      problem.numLayers() > maxLayers && problem.options().cutAfter.empty();
   if (coarsened) {
     llvm::Expected<PipelinePlan> plan = planCoarsened(problem, maxLayers);
     if (!plan)
@@ -769,9 +778,9 @@ llvm::Expected<PipelinePlan> mlir::pipe::planPipeline(const PlanProblem &problem
   };
   // The least-sum plan whose slowest forward (backward) step is at most
   // `forward` (`backward`), if its sum is below `sumCap`.
-  auto probe = [&](double forward, double backward, double sumCap,
-                   bool overBackward)
-      -> std::optional<BottleneckSearch::Result> {
+  auto probe =
+      [&](double forward, double backward, double sumCap,
+          bool overBackward) -> std::optional<BottleneckSearch::Result> {
     --budget.left;
     SearchLimits limits;
     limits.forward = forward;
@@ -802,11 +811,11 @@ llvm::Expected<PipelinePlan> mlir::pipe::planPipeline(const PlanProblem &problem
     BottleneckSearch outer(lambda, kInf, budget, &best.objectiveMs);
     outer.run(floorForward, startForward,
               partitioner.sumFloor() + lambda * floorBackward, 0,
-              [&](double bound, double valueCap)
-                  -> std::optional<BottleneckSearch::Result> {
+              [&](double bound,
+                  double valueCap) -> std::optional<BottleneckSearch::Result> {
                 BottleneckSearch inner(lambda, valueCap, budget);
-                inner.run(floorBackward, startBackward,
-                          partitioner.sumFloor(), lambda * floorForward,
+                inner.run(floorBackward, startBackward, partitioner.sumFloor(),
+                          lambda * floorForward,
                           [&](double backward, double sumCap) {
                             return probe(bound, backward, sumCap, true);
                           });
@@ -821,8 +830,7 @@ llvm::Expected<PipelinePlan> mlir::pipe::planPipeline(const PlanProblem &problem
     best.gapBound = (best.objectiveMs - budget.unexplored) / best.objectiveMs;
   }
   if (!best.stages.empty())
-    return finishPlan(problem, std::move(best),
-                      !partitioner.isApproximate());
+    return finishPlan(problem, std::move(best), !partitioner.isApproximate());
 
   // Nothing fits: find the plan that misses by the least, and say where.
   SearchLimits overflow;
@@ -879,8 +887,8 @@ mlir::pipe::exhaustivePlan(const PlanProblem &problem) {
     for (unsigned s = 0; s < numStages; ++s) {
       bool fits = false;
       for (Recompute rc : choices) {
-        StageMemory memory = problem.stageMemory(
-            plan[s].begin, plan[s].end, numStages - 1 - s, rc);
+        StageMemory memory = problem.stageMemory(plan[s].begin, plan[s].end,
+                                                 numStages - 1 - s, rc);
         if (memory.total() <= problem.capacityBytes(plan[s].device)) {
           plan[s].recompute = rc;
           fits = true;
@@ -921,8 +929,8 @@ mlir::pipe::exhaustivePlan(const PlanProblem &problem) {
     bool cutsOk =
         options.cutAfter.empty() ||
         std::vector<unsigned>(cutSet.begin(), cutSet.end()) == options.cutAfter;
-    bool orderOk = options.deviceOrder.empty() ||
-                   options.deviceOrder.size() == numStages;
+    bool orderOk =
+        options.deviceOrder.empty() || options.deviceOrder.size() == numStages;
     if (stagesOk && cutsOk && orderOk && numStages <= numDevices) {
       plan.assign(numStages, StagePlan());
       unsigned begin = 0;
