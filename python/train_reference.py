@@ -1,0 +1,452 @@
+#!/usr/bin/env python3
+"""Writes PyTorch training references for `pipe-opt --train` and `OUT/run`.
+
+Run with Debian's Python (/usr/bin/python3), which has python3-torch 1.13
+and python3-onnx 1.12:
+
+    /usr/bin/python3 python/train_reference.py --out DIR
+        [--models mlp,cnn,gpt] [--optimizers sgd,momentum,adamw]
+        [--steps 6] [--microbatches 4] [--seed 0]
+    /usr/bin/python3 python/train_reference.py --list-ops [--models ...]
+
+For each model it writes DIR/<model>/:
+  model.onnx              the model exported for training at microbatch size
+                          b: the graph inputs are the data and the target,
+                          the single output is the scalar `loss`, and the
+                          initializers are exactly the trainable parameters,
+                          named as in the PyTorch state_dict (opset 17,
+                          TRAINING mode, no constant folding).
+  inputs/<input>.npy      steps*M microbatches of seeded data (k*b rows along
+                          axis 0), read in order; integer targets are int64.
+  initial/<init>.npy      the initial weights (what the initializers hold).
+  first_loss.json         the loss of the first microbatch and of each of the
+                          first step's M microbatches, with the initial
+                          weights (checked by check_train_reference.py).
+  <opt>/losses.json       one loss per step: the mean of the step's M
+                          microbatch losses, taken before the update.
+  <opt>/weights/<init>.npy  the weights after the last step (float32).
+  <opt>/config.json       the optimizer and its exact hyperparameters.
+
+Training follows docs/architecture.md section 2 ("OUT/run"): step s uses
+microbatches s*M .. s*M+M-1; the gradient is the mean of the M microbatch
+gradients (each microbatch does (loss_i / M).backward()), then
+optimizer.step() and zero_grad(). Every optimizer starts from the same
+initial weights.
+
+--list-ops prints each model's histogram of ONNX op types and marks the ops
+that the compiler's importer does not list.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import copy
+import io
+import json
+import math
+import os
+import sys
+import time
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+OPSET = 17
+
+# The ONNX op types the brief for the training work lists as supported by
+# the importer ("elementwise ops", "reductions" and "Shape-arithmetic
+# folding" spelled out). Anything else is reported by --list-ops.
+SUPPORTED_OPS = {
+    # elementwise
+    "Add", "Sub", "Mul", "Div", "Pow", "Sqrt", "Neg", "Abs", "Exp", "Log",
+    "Reciprocal", "Relu", "Max", "Min", "Clip", "Equal", "Less", "Greater",
+    "Not", "Cast", "Identity", "Erf", "Tanh", "Sigmoid",
+    # nn
+    "MatMul", "Gemm", "Conv", "MaxPool", "AveragePool",
+    "LayerNormalization", "Softmax", "LogSoftmax",
+    "SoftmaxCrossEntropyLoss", "NegativeLogLikelihoodLoss",
+    # reductions
+    "ReduceMean", "ReduceSum", "ReduceMax",
+    # shapes
+    "Reshape", "Transpose", "Slice", "Concat", "Split", "Gather", "Where",
+    "Expand", "Unsqueeze", "Squeeze", "Shape", "Constant",
+}
+
+
+# --------------------------------------------------------------------------
+# Models. Each takes (inputs..., target) and returns the scalar loss.
+
+class MLP(nn.Module):
+    """Linear-ReLU-Linear-Tanh-Linear with a mean-squared-error loss."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1 = nn.Linear(16, 32)
+        self.fc2 = nn.Linear(32, 32)
+        self.fc3 = nn.Linear(32, 4)
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        pred = self.fc3(torch.tanh(self.fc2(F.relu(self.fc1(x)))))
+        # (pred - y)^2 averaged over every element, which is F.mse_loss;
+        # torch 1.13 cannot export aten::mse_loss, so it is spelled out
+        # (Sub, Mul, ReduceMean), and training uses the same expression.
+        diff = pred - y
+        return (diff * diff).mean()
+
+
+class CNN(nn.Module):
+    """Conv(pad 1)-ReLU-MaxPool, a residual block relu(h + conv(h)),
+    flatten, linear head, cross-entropy over 10 classes."""
+
+    def __init__(self, channels: int = 8, size: int = 8,
+                 classes: int = 10) -> None:
+        super().__init__()
+        self.stem = nn.Conv2d(3, channels, 3, padding=1)
+        self.pool = nn.MaxPool2d(2)
+        self.res = nn.Conv2d(channels, channels, 3, padding=1)
+        self.features = channels * (size // 2) * (size // 2)
+        self.head = nn.Linear(self.features, classes)
+
+    def forward(self, x: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        h = self.pool(F.relu(self.stem(x)))
+        h = F.relu(h + self.res(h))
+        # A reshape with a constant shape rather than torch.flatten, which
+        # exports the Flatten op.
+        logits = self.head(h.reshape(-1, self.features))
+        return F.cross_entropy(logits, labels)
+
+
+class Block(nn.Module):
+    def __init__(self, d: int, heads: int, mask: torch.Tensor) -> None:
+        super().__init__()
+        self.ln1 = nn.LayerNorm(d)
+        self.attn = nn.MultiheadAttention(d, heads, dropout=0.0,
+                                          batch_first=True)
+        self.ln2 = nn.LayerNorm(d)
+        self.mlp = nn.Sequential(nn.Linear(d, 4 * d),
+                                 nn.GELU(approximate="none"),
+                                 nn.Linear(4 * d, d))
+        # A plain attribute, not a buffer: the tracer records it as a
+        # Constant, so the initializers are exactly the parameters.
+        self.mask = mask
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.ln1(x)
+        a, _ = self.attn(h, h, h, attn_mask=self.mask, need_weights=False)
+        x = x + a
+        return x + self.mlp(self.ln2(x))
+
+
+class GPT(nn.Module):
+    """Token and learned position embeddings, causal self-attention blocks,
+    final LayerNorm, linear head, next-token cross-entropy."""
+
+    def __init__(self, vocab: int = 64, d: int = 32, heads: int = 4,
+                 layers: int = 2, seq: int = 16) -> None:
+        super().__init__()
+        self.vocab = vocab
+        self.tok = nn.Embedding(vocab, d)
+        self.pos = nn.Embedding(seq, d)
+        # A float mask (0 on and below the diagonal, -inf above), so that
+        # MultiheadAttention adds it instead of converting a boolean mask
+        # with zeros_like/masked_fill.
+        mask = torch.full((seq, seq), float("-inf")).triu(1)
+        self.blocks = nn.Sequential(
+            *[Block(d, heads, mask) for _ in range(layers)])
+        self.ln = nn.LayerNorm(d)
+        self.head = nn.Linear(d, vocab)
+
+    def forward(self, tokens: torch.Tensor,
+                labels: torch.Tensor) -> torch.Tensor:
+        # Every position is used, so the position table is added whole
+        # (no positions buffer and no Gather).
+        x = self.tok(tokens) + self.pos.weight
+        logits = self.head(self.ln(self.blocks(x)))
+        return F.cross_entropy(logits.reshape(-1, self.vocab),
+                               labels.reshape(-1))
+
+
+# --------------------------------------------------------------------------
+# Data. Seeded NumPy generators; k = steps * M microbatches of b rows.
+
+def make_mlp(rng: np.random.Generator, rows: int):
+    x = rng.standard_normal((rows, 16)).astype(np.float32)
+    # A smooth target the MLP can fit, plus a little noise.
+    w = rng.standard_normal((16, 4)).astype(np.float32) / 4.0
+    y = np.tanh(x @ w) + 0.05 * rng.standard_normal((rows, 4))
+    return MLP(), {"x": x, "y": y.astype(np.float32)}
+
+
+def make_cnn(rng: np.random.Generator, rows: int):
+    x = rng.standard_normal((rows, 3, 8, 8)).astype(np.float32)
+    # Labels that depend on the image: the class of the brightest of ten
+    # fixed random projections.
+    proj = rng.standard_normal((3 * 8 * 8, 10))
+    labels = np.argmax(x.reshape(rows, -1) @ proj, axis=1).astype(np.int64)
+    return CNN(), {"x": x, "labels": labels}
+
+
+def make_gpt(rng: np.random.Generator, rows: int):
+    vocab, seq = 64, 16
+    # Sequences that mostly count up by a per-sequence stride, so the next
+    # token is predictable; labels are the tokens shifted left by one.
+    start = rng.integers(0, vocab, (rows, 1))
+    stride = rng.integers(1, 4, (rows, 1))
+    stream = (start + stride * np.arange(seq + 1)) % vocab
+    noise = rng.random((rows, seq + 1)) < 0.1
+    stream = np.where(noise, rng.integers(0, vocab, (rows, seq + 1)), stream)
+    tokens = stream[:, :-1].astype(np.int64)
+    labels = stream[:, 1:].astype(np.int64)
+    return GPT(vocab=vocab, seq=seq), {"tokens": tokens, "labels": labels}
+
+
+# name -> (constructor of the model and its data, microbatch size b)
+MODELS = {"mlp": (make_mlp, 8), "cnn": (make_cnn, 4), "gpt": (make_gpt, 4)}
+
+
+# --------------------------------------------------------------------------
+# Optimizers.
+
+OPTIMIZERS = {
+    "sgd": {"type": "SGD", "lr": 0.05, "momentum": 0.0, "dampening": 0.0,
+            "nesterov": False, "weight_decay": 0.0},
+    "momentum": {"type": "SGD", "lr": 0.05, "momentum": 0.9,
+                 "dampening": 0.0, "nesterov": True, "weight_decay": 1e-4},
+    "adamw": {"type": "AdamW", "lr": 1e-3, "betas": [0.9, 0.999],
+              "eps": 1e-8, "weight_decay": 0.01, "amsgrad": False},
+}
+
+
+def make_optimizer(name: str, params) -> torch.optim.Optimizer:
+    c = OPTIMIZERS[name]
+    if c["type"] == "SGD":
+        return torch.optim.SGD(params, lr=c["lr"], momentum=c["momentum"],
+                               dampening=c["dampening"],
+                               nesterov=c["nesterov"],
+                               weight_decay=c["weight_decay"])
+    return torch.optim.AdamW(params, lr=c["lr"], betas=tuple(c["betas"]),
+                             eps=c["eps"], weight_decay=c["weight_decay"],
+                             amsgrad=c["amsgrad"])
+
+
+# --------------------------------------------------------------------------
+
+def build(name: str, seed: int, steps: int, microbatches: int):
+    """Returns (model, b, data): the weights come from torch's generator
+    seeded with `seed` and the data from a NumPy generator seeded with
+    `seed`, so they are independent of each other and of `steps`/M (except
+    for how many rows are drawn)."""
+    torch.manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    # make_* draws the data with `rng` only; the model's constructor is the
+    # only user of torch's generator.
+    make, b = MODELS[name]
+    model, data = make(rng, steps * microbatches * b)
+    return model, b, data
+
+
+def microbatch(data: dict[str, np.ndarray], b: int,
+               i: int) -> list[torch.Tensor]:
+    return [torch.from_numpy(np.ascontiguousarray(v[i * b:(i + 1) * b]))
+            for v in data.values()]
+
+
+def export_onnx(model: nn.Module, data: dict[str, np.ndarray], b: int,
+                path: str | None) -> onnx.ModelProto:
+    """Exports `model` for training at microbatch size `b`, checks that the
+    initializers are exactly the parameters (same names, same values), and
+    writes it to `path` when given."""
+    args = tuple(microbatch(data, b, 0))
+    buffer = io.BytesIO()
+    # TRAINING, not EVAL: the models have no dropout or batch norm, so the
+    # graph is the same, but in EVAL mode torch 1.13 merges initializers
+    # with equal values (every LayerNorm's ones and zeros, for instance)
+    # into one, and the initializers would no longer be the parameters.
+    model.train()
+    torch.onnx.export(model, args, buffer, input_names=list(data),
+                      output_names=["loss"], opset_version=OPSET,
+                      training=torch.onnx.TrainingMode.TRAINING,
+                      do_constant_folding=False, export_params=True,
+                      keep_initializers_as_inputs=False)
+    proto = onnx.load_from_string(buffer.getvalue())
+    onnx.checker.check_model(proto, full_check=True)
+
+    graph = proto.graph
+    inputs = [v.name for v in graph.input]
+    if inputs != list(data):
+        raise SystemExit(f"graph inputs {inputs}, expected {list(data)}")
+    outputs = [v.name for v in graph.output]
+    if outputs != ["loss"]:
+        raise SystemExit(f"graph outputs {outputs}, expected ['loss']")
+    dims = [d.dim_value for d in graph.output[0].type.tensor_type.shape.dim]
+    if dims:
+        raise SystemExit(f"loss has shape {dims}, expected a scalar")
+    for value in graph.input:
+        shape = [d.dim_value for d in value.type.tensor_type.shape.dim]
+        want = [b] + list(data[value.name].shape[1:])
+        if shape != want:
+            raise SystemExit(f"input {value.name} has shape {shape}, "
+                             f"expected {want}")
+
+    params = dict(model.named_parameters())
+    inits = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
+    if set(inits) != set(params) or set(params) != set(model.state_dict()):
+        raise SystemExit(
+            f"initializers and parameters differ: only initializers "
+            f"{sorted(set(inits) - set(params))}, only parameters "
+            f"{sorted(set(params) - set(inits))}, state_dict "
+            f"{sorted(set(model.state_dict()) ^ set(params))}")
+    for pname, p in params.items():
+        value = p.detach().numpy()
+        if inits[pname].dtype != np.float32 or \
+                not np.array_equal(inits[pname], value):
+            raise SystemExit(f"initializer {pname} differs from the "
+                             f"parameter")
+    if path is not None:
+        onnx.save(proto, path)
+    return proto
+
+
+def op_histogram(proto: onnx.ModelProto) -> collections.Counter:
+    return collections.Counter(n.op_type for n in proto.graph.node)
+
+
+def print_ops(name: str, proto: onnx.ModelProto) -> list[str]:
+    hist = op_histogram(proto)
+    outside = sorted(op for op in hist if op not in SUPPORTED_OPS)
+    print(f"{name}: {sum(hist.values())} nodes, "
+          f"{len(proto.graph.initializer)} initializers")
+    for op, count in sorted(hist.items(), key=lambda kv: (-kv[1], kv[0])):
+        mark = "  (outside the supported list)" if op in outside else ""
+        print(f"  {op:28s}{count:4d}{mark}")
+    return outside
+
+
+def save_arrays(folder: str, arrays: dict[str, np.ndarray]) -> None:
+    os.makedirs(folder, exist_ok=True)
+    for key, value in arrays.items():
+        np.save(os.path.join(folder, f"{key}.npy"), value)
+
+
+def state(model: nn.Module) -> dict[str, np.ndarray]:
+    return {k: p.detach().numpy().astype(np.float32).copy()
+            for k, p in model.named_parameters()}
+
+
+def train(model: nn.Module, opt_name: str, data: dict[str, np.ndarray],
+          b: int, steps: int, microbatches: int) -> list[float]:
+    model.train()
+    optimizer = make_optimizer(opt_name, model.parameters())
+    optimizer.zero_grad(set_to_none=False)
+    losses = []
+    for step in range(steps):
+        step_losses = []
+        for j in range(microbatches):
+            loss = model(*microbatch(data, b, step * microbatches + j))
+            (loss / microbatches).backward()
+            step_losses.append(float(loss.detach()))
+        losses.append(float(math.fsum(step_losses) / microbatches))
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=False)
+    return losses
+
+
+def write_json(path: str, value) -> None:
+    with open(path, "w") as f:
+        json.dump(value, f, indent=2)
+        f.write("\n")
+
+
+def run_model(name: str, args: argparse.Namespace) -> None:
+    start = time.perf_counter()
+    model, b, data = build(name, args.seed, args.steps, args.microbatches)
+    folder = os.path.join(args.out, name)
+    os.makedirs(folder, exist_ok=True)
+    proto = export_onnx(model, data, b, os.path.join(folder, "model.onnx"))
+    save_arrays(os.path.join(folder, "inputs"), data)
+    initial = state(model)
+    save_arrays(os.path.join(folder, "initial"), initial)
+
+    with torch.no_grad():
+        first = [float(model(*microbatch(data, b, j)))
+                 for j in range(args.microbatches)]
+    write_json(os.path.join(folder, "first_loss.json"),
+               {"loss": first[0], "microbatch_size": b,
+                "step1_microbatch_losses": first})
+
+    print(f"{name}: b={b}, {len(initial)} parameters "
+          f"({sum(v.size for v in initial.values())} values), "
+          f"{len(proto.graph.node)} ONNX nodes")
+    for opt_name in args.optimizers:
+        t0 = time.perf_counter()
+        trained = copy.deepcopy(model)
+        losses = train(trained, opt_name, data, b, args.steps,
+                       args.microbatches)
+        out = os.path.join(folder, opt_name)
+        save_arrays(os.path.join(out, "weights"), state(trained))
+        write_json(os.path.join(out, "losses.json"), losses)
+        config = {"optimizer": opt_name, **OPTIMIZERS[opt_name],
+                  # One parameter group: the hyperparameters, weight decay
+                  # included, apply to every parameter (biases and
+                  # LayerNorm too), as torch.optim does by default.
+                  "param_groups": "one group: every parameter",
+                  "steps": args.steps, "microbatches": args.microbatches,
+                  "microbatch_size": b, "seed": args.seed,
+                  "torch": torch.__version__}
+        write_json(os.path.join(out, "config.json"), config)
+        print(f"  {opt_name:9s} " + " ".join(f"{l:.6f}" for l in losses) +
+              f"  ({time.perf_counter() - t0:.2f} s)")
+    print(f"  total {time.perf_counter() - start:.2f} s")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", help="output folder")
+    parser.add_argument("--models", default="mlp,cnn,gpt")
+    parser.add_argument("--optimizers", default="sgd,momentum,adamw")
+    parser.add_argument("--steps", type=int, default=6)
+    parser.add_argument("--microbatches", type=int, default=4)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--list-ops", action="store_true",
+                        help="print each model's ONNX op histogram and exit")
+    args = parser.parse_args()
+    args.models = [m for m in args.models.split(",") if m]
+    args.optimizers = [o for o in args.optimizers.split(",") if o]
+    for m in args.models:
+        if m not in MODELS:
+            parser.error(f"unknown model '{m}' (known: {', '.join(MODELS)})")
+    for o in args.optimizers:
+        if o not in OPTIMIZERS:
+            parser.error(f"unknown optimizer '{o}' "
+                         f"(known: {', '.join(OPTIMIZERS)})")
+    if args.steps < 1 or args.microbatches < 1:
+        parser.error("--steps and --microbatches must be positive")
+    torch.use_deterministic_algorithms(True)
+
+    if args.list_ops:
+        outside = {}
+        for name in args.models:
+            model, b, data = build(name, args.seed, 1, 1)
+            bad = print_ops(name, export_onnx(model, data, b, None))
+            if bad:
+                outside[name] = bad
+        for name, ops in outside.items():
+            print(f"warning: {name} uses ops outside the supported list: "
+                  f"{', '.join(ops)}", file=sys.stderr)
+        return 0
+
+    if not args.out:
+        parser.error("--out is required (unless --list-ops)")
+    os.makedirs(args.out, exist_ok=True)
+    for name in args.models:
+        run_model(name, args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
