@@ -149,7 +149,10 @@ def check_hand_vs_auto(args):
     for hand in hands:
         plan, error = run_plan(args.pipe_opt, args.model, common + hand)
         if plan is None:
-            continue  # e.g. does not fit: nothing to compare
+            # A plan given by hand may not fit; any other failure is a bug.
+            if "does not fit" not in error:
+                fail(f"{' '.join(hand)}: {error}")
+            continue
         tried += 1
         if plan["predicted_iteration_ms"] < best * (1 - 1e-9):
             fail(f"{' '.join(hand)} predicts {plan['predicted_iteration_ms']}"

@@ -28,8 +28,8 @@ static std::vector<unsigned> balancedCuts(ArrayRef<double> weights,
     prefix[i + 1] = prefix[i] + weights[i];
   constexpr double kInf = std::numeric_limits<double>::infinity();
   // heaviest[k][j]: the best heaviest part splitting [0, j) into k parts.
-  std::vector<std::vector<double>> heaviest(
-      parts + 1, std::vector<double>(n + 1, kInf));
+  std::vector<std::vector<double>> heaviest(parts + 1,
+                                            std::vector<double>(n + 1, kInf));
   std::vector<std::vector<unsigned>> from(parts + 1,
                                           std::vector<unsigned>(n + 1, 0));
   heaviest[0][0] = 0;

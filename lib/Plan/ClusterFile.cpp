@@ -19,6 +19,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <algorithm>
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::pipe;
@@ -109,14 +110,21 @@ private:
 };
 } // namespace
 
+/// Device and link numbers must be finite, in [1e-6, 1e6]: anything else is
+/// a typo, and would overflow the byte and time arithmetic.
+static bool plausible(double value) {
+  return std::isfinite(value) && value >= 1e-6 && value <= 1e6;
+}
+static const char *kPlausible = "a number from 1e-6 to 1e6";
+
 llvm::Expected<std::optional<double>>
 DeviceReader::number(llvm::StringRef key) {
   const llvm::json::Value *value = object.get(key);
   if (!value)
     return std::nullopt;
   std::optional<double> number = value->getAsNumber();
-  if (!number || *number <= 0)
-    return fail("'" + key + "' must be a positive number");
+  if (!number || !plausible(*number))
+    return fail("'" + key + "' must be " + kPlausible);
   return number;
 }
 
@@ -203,9 +211,9 @@ llvm::Expected<Device> DeviceReader::read() {
       if (!field)
         return fail("unknown precision '" + entry.first.str() +
                     "' in peak_tflops (known: fp32, tf32, bf16, fp16)");
-      if (!number || *number <= 0)
-        return fail("peak_tflops." + entry.first.str() +
-                    " must be a positive number");
+      if (!number || !plausible(*number))
+        return fail("peak_tflops." + entry.first.str() + " must be " +
+                    kPlausible);
       *field = *number;
     }
   }
@@ -284,10 +292,11 @@ llvm::Expected<Cluster> mlir::pipe::parseCluster(llvm::StringRef text,
                     "' to itself");
       std::optional<double> bandwidth = object->getNumber("bandwidth_gbps");
       std::optional<double> latency = object->getNumber("latency_us");
-      if (!bandwidth || *bandwidth <= 0)
-        return fail("needs a positive \"bandwidth_gbps\"");
-      if (latency && *latency < 0)
-        return fail("\"latency_us\" must not be negative");
+      if (!bandwidth || !plausible(*bandwidth))
+        return fail(std::string("\"bandwidth_gbps\" must be ") + kPlausible);
+      if (latency &&
+          !(std::isfinite(*latency) && *latency >= 0 && *latency <= 1e6))
+        return fail("\"latency_us\" must be a number from 0 to 1e6");
       cluster.setLink(ends[0], ends[1],
                       {"explicit", *bandwidth, latency.value_or(0)});
     }

@@ -150,3 +150,10 @@ std::string DeviceSpec::arch() const {
   llvm::erase(digits, '.');
   return "sm_" + digits;
 }
+
+bool mlir::pipe::sameSpec(const DeviceSpec &a, const DeviceSpec &b) {
+  return a.kind == b.kind && a.peak.fp32 == b.peak.fp32 &&
+         a.peak.tf32 == b.peak.tf32 && a.peak.bf16 == b.peak.bf16 &&
+         a.peak.fp16 == b.peak.fp16 && a.memoryGB == b.memoryGB &&
+         a.memoryBandwidthGBps == b.memoryBandwidthGBps && a.cores == b.cores;
+}

@@ -91,10 +91,11 @@ llvm::Expected<LayerGraph> mlir::pipe::buildLayerGraph(func::FuncOp func) {
     StringRef node = nodeName(&op);
     if (node.empty() || node != lastNode || graph.layers.empty()) {
       PlanLayer layer;
-      layer.name = node.empty() ? (op.getName().stripDialect() + "_" +
-                                   llvm::Twine(unnamed++))
-                                      .str()
-                                : node.str();
+      layer.name =
+          node.empty()
+              ? (op.getName().stripDialect() + "_" + llvm::Twine(unnamed++))
+                    .str()
+              : node.str();
       graph.layers.push_back(std::move(layer));
     }
     lastNode = node.str();

@@ -45,13 +45,6 @@ struct DeviceClass {
   SmallVector<unsigned> devices;
 };
 
-static bool sameSpec(const DeviceSpec &a, const DeviceSpec &b) {
-  return a.kind == b.kind && a.peak.fp32 == b.peak.fp32 &&
-         a.peak.tf32 == b.peak.tf32 && a.peak.bf16 == b.peak.bf16 &&
-         a.peak.fp16 == b.peak.fp16 && a.memoryGB == b.memoryGB &&
-         a.memoryBandwidthGBps == b.memoryBandwidthGBps && a.cores == b.cores;
-}
-
 /// One run of the dynamic program.
 struct SearchLimits {
   /// No forward (backward) step, stage or transfer, may take longer. With
@@ -195,8 +188,14 @@ Partitioner::Partitioner(const PlanProblem &problem)
       classes.clear();
       for (unsigned device : order)
         classes.push_back({{device}});
-      if (options.stages && options.stages < classes.size())
-        classes.resize(options.stages);
+      // The stage count the options fix, else one stage per device (or
+      // per layer): the fastest devices take them.
+      unsigned wanted = options.stages ? options.stages
+                        : !options.cutAfter.empty()
+                            ? unsigned(options.cutAfter.size() + 1)
+                            : std::min(numDevices, problem.numLayers());
+      if (wanted < classes.size())
+        classes.resize(wanted);
       keyStages.resize(classes.size() + 1);
       std::iota(keyStages.begin(), keyStages.end(), 0);
       requiredStages = classes.size();
@@ -487,8 +486,9 @@ static llvm::Error checkOptions(const PlanProblem &problem) {
     return llvm::createStringError(
         llvm::formatv("{0} stages need {0} layers, but the model has {1}",
                       stages, numLayers));
-  if (options.microbatches < 1)
-    return llvm::createStringError("--microbatches must be at least 1");
+  if (options.microbatches < 1 || options.microbatches > kMaxMicrobatches)
+    return llvm::createStringError(llvm::formatv(
+        "--microbatches must be between 1 and {0}", kMaxMicrobatches));
   return llvm::Error::success();
 }
 
@@ -577,6 +577,17 @@ private:
   const double *shared;
   double bestPayload = 0;
   bool foundAny = false;
+};
+} // namespace
+
+namespace {
+/// What a search found: the best plan, or when nothing fits, the plan whose
+/// worst memory overflow is least.
+struct SearchOutcome {
+  PipelinePlan plan;
+  bool fits;
+  /// Whether the search was exhaustive under the objective.
+  bool proven;
 };
 } // namespace
 
@@ -704,14 +715,17 @@ coarsen(const PlanProblem &problem, unsigned groups) {
   return {std::move(coarse), std::move(starts)};
 }
 
+static llvm::Expected<SearchOutcome> searchPlan(const PlanProblem &problem);
+
 /// Plans a long model on blocks of layers, then maps the plan back.
-static llvm::Expected<PipelinePlan> planCoarsened(const PlanProblem &problem,
-                                                  unsigned groups) {
+static llvm::Expected<SearchOutcome> planCoarsened(const PlanProblem &problem,
+                                                   unsigned groups) {
   auto [coarse, starts] = coarsen(problem, groups);
   PlanProblem coarseProblem(coarse, problem.cluster(), problem.options());
-  llvm::Expected<PipelinePlan> plan = planPipeline(coarseProblem);
-  if (!plan)
-    return plan.takeError();
+  llvm::Expected<SearchOutcome> outcome = searchPlan(coarseProblem);
+  if (!outcome)
+    return outcome.takeError();
+  PipelinePlan *plan = &outcome->plan;
   unsigned numLayers = problem.numLayers();
   auto toFine = [&, &starts = starts](std::vector<StagePlan> &stages) {
     for (StagePlan &stage : stages) {
@@ -723,23 +737,62 @@ static llvm::Expected<PipelinePlan> planCoarsened(const PlanProblem &problem,
   for (std::vector<StagePlan> &stages : plan->paretoPlans)
     toFine(stages);
   plan->exact = false;
-  return plan;
+  return outcome;
+}
+
+/// Explains why `closest`, the plan whose worst memory overflow is least,
+/// does not fit: which device, which stage, by how much.
+static llvm::Error describeOverflow(const PlanProblem &problem,
+                                    ArrayRef<StagePlan> closest) {
+  double worst = -kInf;
+  std::string where;
+  for (auto [s, stage] : llvm::enumerate(closest)) {
+    StageMemory memory = problem.stageMemory(
+        stage.begin, stage.end, closest.size() - 1 - s, stage.recompute);
+    int64_t capacity = problem.capacityBytes(stage.device);
+    double over = double(memory.total() - capacity);
+    if (over > worst) {
+      worst = over;
+      const Device &device = problem.cluster().devices[stage.device];
+      where = llvm::formatv(
+          "device '{0}' ({1}, {2}) would hold stage {3} ('{4}' to '{5}') "
+          "needing {6}: {7} short",
+          device.name, device.spec.kind, formatBytes(capacity), s,
+          problem.graph().layers[stage.begin].name,
+          problem.graph().layers[stage.end - 1].name,
+          formatBytes(memory.total()), formatBytes(int64_t(over)));
+    }
+  }
+  return llvm::createStringError(
+      "the model does not fit the cluster's memory; in the plan that comes "
+      "closest, " +
+      where);
 }
 
 llvm::Expected<PipelinePlan>
 mlir::pipe::planPipeline(const PlanProblem &problem) {
   if (llvm::Error error = checkOptions(problem))
     return std::move(error);
-  // Past this many layers, blocks of layers are planned instead.
-  unsigned maxLayers = std::max(problem.options().maxExactLayers, 2u);
-  bool coarsened =
-      problem.numLayers() > maxLayers && problem.options().cutAfter.empty();
-  if (coarsened) {
-    llvm::Expected<PipelinePlan> plan = planCoarsened(problem, maxLayers);
-    if (!plan)
-      return plan.takeError();
-    return finishPlan(problem, std::move(*plan), /*proven=*/false);
-  }
+  const PlanOptions &options = problem.options();
+  // Past this many layers, blocks of layers are planned instead; never
+  // fewer blocks than the stages the plan may need.
+  unsigned stages = options.stages ? options.stages
+                    : options.deviceOrder.empty()
+                        ? problem.numDevices()
+                        : unsigned(options.deviceOrder.size());
+  unsigned maxLayers = std::max({options.maxExactLayers, stages, 2u});
+  bool coarsened = problem.numLayers() > maxLayers && options.cutAfter.empty();
+  llvm::Expected<SearchOutcome> outcome =
+      coarsened ? planCoarsened(problem, maxLayers) : searchPlan(problem);
+  if (!outcome)
+    return outcome.takeError();
+  if (!outcome->fits)
+    return describeOverflow(problem, outcome->plan.stages);
+  return finishPlan(problem, std::move(outcome->plan),
+                    outcome->proven && !coarsened);
+}
+
+static llvm::Expected<SearchOutcome> searchPlan(const PlanProblem &problem) {
   Partitioner partitioner(problem);
   int64_t m = problem.options().microbatches;
 
@@ -830,37 +883,20 @@ mlir::pipe::planPipeline(const PlanProblem &problem) {
     best.gapBound = (best.objectiveMs - budget.unexplored) / best.objectiveMs;
   }
   if (!best.stages.empty())
-    return finishPlan(problem, std::move(best), !partitioner.isApproximate());
+    return SearchOutcome{std::move(best), true, !partitioner.isApproximate()};
 
-  // Nothing fits: find the plan that misses by the least, and say where.
+  // Nothing fits: the plan whose worst memory overflow is least.
   SearchLimits overflow;
   overflow.overflow = true;
   std::optional<std::vector<StagePlan>> closest = partitioner.search(overflow);
   if (!closest)
-    return llvm::createStringError("no plan meets the given constraints");
-  double worst = -kInf;
-  std::string where;
-  for (auto [s, stage] : llvm::enumerate(*closest)) {
-    StageMemory memory = problem.stageMemory(
-        stage.begin, stage.end, closest->size() - 1 - s, stage.recompute);
-    int64_t capacity = problem.capacityBytes(stage.device);
-    double over = double(memory.total() - capacity);
-    if (over > worst) {
-      worst = over;
-      const Device &device = problem.cluster().devices[stage.device];
-      where = llvm::formatv(
-          "device '{0}' ({1}, {2}) would hold stage {3} ('{4}' to '{5}') "
-          "needing {6}: {7} short",
-          device.name, device.spec.kind, formatBytes(capacity), s,
-          problem.graph().layers[stage.begin].name,
-          problem.graph().layers[stage.end - 1].name,
-          formatBytes(memory.total()), formatBytes(int64_t(over)));
-    }
-  }
-  return llvm::createStringError(
-      "the model does not fit the cluster's memory; in the plan that comes "
-      "closest, " +
-      where);
+    return llvm::createStringError(llvm::formatv(
+        "no plan of the model's {0} layers on the cluster's {1} devices meets "
+        "the given --stages, --cut-after and --device-order",
+        problem.numLayers(), problem.numDevices()));
+  PipelinePlan failed;
+  failed.stages = std::move(*closest);
+  return SearchOutcome{std::move(failed), false, false};
 }
 
 std::optional<PipelinePlan>

@@ -87,9 +87,9 @@ llvm::Expected<PlanResult> mlir::pipe::planModule(ModuleOp module,
   llvm::sort(sorted);
   for (unsigned i = 1; i < sorted.size(); ++i)
     if (sorted[i] == sorted[i - 1])
-      return llvm::createStringError(
-          "--cut-after: node '" + result.graph.layers[sorted[i]].name +
-          "' is given twice");
+      return llvm::createStringError("--cut-after: node '" +
+                                     result.graph.layers[sorted[i]].name +
+                                     "' is given twice");
   options.cutAfter = sorted;
   for (const std::string &name : request.deviceOrder) {
     std::optional<unsigned> device = result.cluster.find(name);
@@ -106,13 +106,22 @@ llvm::Expected<PlanResult> mlir::pipe::planModule(ModuleOp module,
     if (!options.cutAfter.empty())
       return llvm::createStringError(
           "--partition and --cut-after both choose the cuts; give one");
+    unsigned numDevices = result.cluster.devices.size();
+    unsigned numLayers = result.graph.layers.size();
     unsigned numStages = options.stages ? options.stages
-                         : options.deviceOrder.empty()
-                             ? result.cluster.devices.size()
-                             : options.deviceOrder.size();
+                         : !options.deviceOrder.empty()
+                             ? unsigned(options.deviceOrder.size())
+                             : std::min(numDevices, numLayers);
+    if (numStages > numDevices)
+      return llvm::createStringError(llvm::formatv(
+          "--partition: {0} stages need {0} devices, but the cluster has {1}",
+          numStages, numDevices));
+    if (numStages > numLayers)
+      return llvm::createStringError(llvm::formatv(
+          "--partition: {0} stages need {0} layers, but the model has {1}",
+          numStages, numLayers));
     if (options.deviceOrder.empty())
-      for (unsigned d = 0; d < numStages && d < result.cluster.devices.size();
-           ++d)
+      for (unsigned d = 0; d < numStages; ++d)
         options.deviceOrder.push_back(d);
     PlanProblem unconstrained(result.graph, result.cluster, options);
     options.cutAfter =
@@ -125,12 +134,11 @@ llvm::Expected<PlanResult> mlir::pipe::planModule(ModuleOp module,
   if (!plan)
     return plan.takeError();
   result.plan = std::move(*plan);
-  result.plannerSeconds = std::chrono::duration<double>(
-                              std::chrono::steady_clock::now() - start)
-                              .count();
+  result.plannerSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
 
-  llvm::Expected<Simulation> simulation =
-      simulate(problem, result.plan.stages);
+  llvm::Expected<Simulation> simulation = simulate(problem, result.plan.stages);
   if (!simulation)
     return simulation.takeError();
   result.simulation = std::move(*simulation);
@@ -214,22 +222,21 @@ void mlir::pipe::writePlanJSON(const PlanResult &result,
     layers.push_back(llvm::json::Object{
         {"name", layer.name}, {"flops", flops}, {"param_bytes", params}});
   }
-  llvm::json::Object root{
-      {"schedule", scheduleName(options)},
-      {"training", options.training},
-      {"microbatches", options.microbatches},
-      {"predicted_iteration_ms", plan.predictedIterationMs},
-      {"objective_ms", plan.objectiveMs},
-      {"search_objective_ms", plan.optimalObjectiveMs},
-      {"lower_bound_ms", result.lowerBoundMs},
-      {"bubble_fraction", plan.bubbleFraction},
-      {"optimizer_ms", optimizerMs},
-      {"exact", plan.exact},
-      {"objective_gap_bound", plan.gapBound},
-      {"planner_seconds", result.plannerSeconds},
-      {"layers", std::move(layers)},
-      {"devices", int64_t(result.cluster.devices.size())},
-      {"stages", std::move(stages)}};
+  llvm::json::Object root{{"schedule", scheduleName(options)},
+                          {"training", options.training},
+                          {"microbatches", options.microbatches},
+                          {"predicted_iteration_ms", plan.predictedIterationMs},
+                          {"objective_ms", plan.objectiveMs},
+                          {"search_objective_ms", plan.optimalObjectiveMs},
+                          {"lower_bound_ms", result.lowerBoundMs},
+                          {"bubble_fraction", plan.bubbleFraction},
+                          {"optimizer_ms", optimizerMs},
+                          {"exact", plan.exact},
+                          {"objective_gap_bound", plan.gapBound},
+                          {"planner_seconds", result.plannerSeconds},
+                          {"layers", std::move(layers)},
+                          {"devices", int64_t(result.cluster.devices.size())},
+                          {"stages", std::move(stages)}};
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(root))) << "\n";
 }
 
@@ -252,8 +259,7 @@ void mlir::pipe::printPlanTable(const PlanResult &result,
         s, device.name, device.spec.kind, cost.ops, double(cost.flops) / 1e9,
         formatBytes(cost.memory.parameters),
         double(options.microbatches) * cost.busyMs(), memory,
-        recomputeName(stage.recompute),
-        result.graph.layers[stage.begin].name,
+        recomputeName(stage.recompute), result.graph.layers[stage.begin].name,
         result.graph.layers[stage.end - 1].name);
   }
   os << llvm::formatv(
@@ -265,10 +271,8 @@ void mlir::pipe::printPlanTable(const PlanResult &result,
 }
 
 /// Writes `text` to `path` through a temporary file in the same folder.
-static llvm::Error writeAtomically(llvm::StringRef path,
-                                   llvm::StringRef text) {
-  std::string temporary =
-      (path + ".tmp." + llvm::Twine(::getpid())).str();
+static llvm::Error writeAtomically(llvm::StringRef path, llvm::StringRef text) {
+  std::string temporary = (path + ".tmp." + llvm::Twine(::getpid())).str();
   {
     std::error_code error;
     llvm::raw_fd_ostream os(temporary, error);
@@ -302,8 +306,7 @@ llvm::Error mlir::pipe::emitPlan(ModuleOp module, const PlanRequest &request,
       return llvm::createStringError("'" + outDir + "' is not a folder");
     std::error_code error;
     llvm::sys::fs::directory_iterator it(outDir, error), end;
-    if (!error && it != end &&
-        !llvm::sys::fs::exists(outDir + "/plan.json"))
+    if (!error && it != end && !llvm::sys::fs::exists(outDir + "/plan.json"))
       return llvm::createStringError(
           "'" + outDir +
           "' exists and is not a pipe output folder; refusing to overwrite it");

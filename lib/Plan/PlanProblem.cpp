@@ -60,13 +60,7 @@ PlanProblem::PlanProblem(const LayerGraph &graph, const Cluster &cluster,
     // Devices of one kind share their costs.
     bool copied = false;
     for (unsigned e = 0; e < d && !copied; ++e)
-      if (cluster.devices[e].spec.kind == spec.kind &&
-          cluster.devices[e].spec.peak.fp32 == spec.peak.fp32 &&
-          cluster.devices[e].spec.peak.tf32 == spec.peak.tf32 &&
-          cluster.devices[e].spec.peak.bf16 == spec.peak.bf16 &&
-          cluster.devices[e].spec.peak.fp16 == spec.peak.fp16 &&
-          cluster.devices[e].spec.memoryBandwidthGBps ==
-              spec.memoryBandwidthGBps) {
+      if (sameSpec(cluster.devices[e].spec, spec)) {
         fwd[d] = fwd[e];
         bwd[d] = bwd[e];
         cheapFwd[d] = cheapFwd[e];
@@ -77,6 +71,10 @@ PlanProblem::PlanProblem(const LayerGraph &graph, const Cluster &cluster,
     for (unsigned l = 0; l < numLayers; ++l) {
       double f = 0, b = 0, cheap = 0;
       for (const OpCost &cost : graph.layers[l].ops) {
+        // Ops that move nothing (reshapes alias their input) cost nothing:
+        // the stage program emits no kernel for them.
+        if (!cost.flops && !cost.bytesRead && !cost.bytesWritten)
+          continue;
         double t = estimateOpTimeMs(cost, spec, opts.precision);
         f += t;
         if (!cost.contraction)
@@ -115,43 +113,67 @@ PlanProblem::PlanProblem(const LayerGraph &graph, const Cluster &cluster,
   }
 
   // Distinct parameters and stage inputs of every range [i, j): sweep j
-  // for each i, stamping what has been counted.
+  // for each i. Past kMaxTableLayers the [i][j] tables would take too much
+  // memory, and ranges are summed when asked for.
+  paramStamp.assign(graph.params.size(), ~0u);
+  valueStamp.assign(graph.values.size(), ~0u);
+  if (numLayers > kMaxTableLayers)
+    return;
   size_t width = numLayers + 1;
   paramAll.assign(width * width, 0);
   paramTrainable = inputs = paramAll;
-  std::vector<unsigned> paramStamp(graph.params.size(), ~0u);
-  std::vector<unsigned> valueStamp(graph.values.size(), ~0u);
   for (unsigned i = 0; i < numLayers; ++i) {
-    int64_t all = 0, trainable = 0, in = 0;
+    RangeBytes sums;
     for (unsigned j = i; j < numLayers; ++j) {
-      const PlanLayer &layer = graph.layers[j];
-      for (unsigned p : layer.params) {
-        if (paramStamp[p] == i)
-          continue;
-        paramStamp[p] = i;
-        all += graph.params[p].bytes;
-        if (graph.params[p].trainable)
-          trainable += graph.params[p].bytes;
-      }
-      for (unsigned v : layer.inputs) {
-        const PlanValue &value = graph.values[v];
-        if (value.producer >= int(i) || valueStamp[v] == i)
-          continue;
-        valueStamp[v] = i;
-        in += value.bytes;
-      }
-      paramAll[i * width + j + 1] = all;
-      paramTrainable[i * width + j + 1] = trainable;
-      inputs[i * width + j + 1] = in;
+      addLayer(sums, i, j);
+      paramAll[i * width + j + 1] = sums.all;
+      paramTrainable[i * width + j + 1] = sums.trainable;
+      inputs[i * width + j + 1] = sums.inputs;
     }
   }
+}
+
+void PlanProblem::addLayer(RangeBytes &sums, unsigned begin,
+                           unsigned layerIndex) const {
+  const PlanLayer &layer = graphRef.layers[layerIndex];
+  for (unsigned p : layer.params) {
+    if (paramStamp[p] == begin)
+      continue;
+    paramStamp[p] = begin;
+    sums.all += graphRef.params[p].bytes;
+    if (graphRef.params[p].trainable)
+      sums.trainable += graphRef.params[p].bytes;
+  }
+  for (unsigned v : layer.inputs) {
+    const PlanValue &value = graphRef.values[v];
+    if (value.producer >= int(begin) || valueStamp[v] == begin)
+      continue;
+    valueStamp[v] = begin;
+    sums.inputs += value.bytes;
+  }
+}
+
+PlanProblem::RangeBytes PlanProblem::rangeBytes(unsigned begin,
+                                                unsigned end) const {
+  RangeBytes sums;
+  if (!paramAll.empty()) {
+    size_t at = size_t(begin) * (numLayers() + 1) + end;
+    return {paramAll[at], paramTrainable[at], inputs[at]};
+  }
+  // Fresh stamps: a range start no sweep has used.
+  std::fill(paramStamp.begin(), paramStamp.end(), ~0u);
+  std::fill(valueStamp.begin(), valueStamp.end(), ~0u);
+  for (unsigned l = begin; l < end; ++l)
+    addLayer(sums, begin, l);
+  return sums;
 }
 
 StageMemory PlanProblem::stageMemory(unsigned begin, unsigned end,
                                      unsigned positionFromEnd,
                                      Recompute recompute) const {
   StageMemory memory;
-  memory.parameters = table(paramAll, begin, end);
+  RangeBytes range = rangeBytes(begin, end);
+  memory.parameters = range.all;
   // The largest workspace in [begin, end): two overlapping power-of-two
   // windows of the sparse table.
   unsigned level = llvm::Log2_32(end - begin);
@@ -162,7 +184,7 @@ StageMemory PlanProblem::stageMemory(unsigned begin, unsigned end,
   memory.microbatchesInFlight = microbatchesInFlight(position);
   if (!opts.training)
     return memory;
-  int64_t trainable = table(paramTrainable, begin, end);
+  int64_t trainable = range.trainable;
   memory.gradients = trainable;
   switch (opts.optimizer) {
   case Optimizer::None:
@@ -177,7 +199,7 @@ StageMemory PlanProblem::stageMemory(unsigned begin, unsigned end,
   }
   int64_t all = prefixStash[end] - prefixStash[begin];
   int64_t contraction = prefixContraction[end] - prefixContraction[begin];
-  int64_t in = table(inputs, begin, end);
+  int64_t in = range.inputs;
   switch (recompute) {
   case Recompute::None:
     memory.stashPerMicrobatch = all;
@@ -206,8 +228,8 @@ StageCost PlanProblem::stageCost(unsigned begin, unsigned end, unsigned device,
     else if (recompute == Recompute::Full)
       cost.recomputeMs = cost.forwardMs;
     const DeviceSpec &spec = clusterRef.devices[device].spec;
-    int64_t traffic = optimizerTraffic(opts.optimizer) *
-                      table(paramTrainable, begin, end);
+    int64_t traffic =
+        optimizerTraffic(opts.optimizer) * rangeBytes(begin, end).trainable;
     if (traffic)
       cost.optimizerMs =
           traffic / (spec.memoryBandwidthGBps * 1e9 * 0.80) * 1e3 +
@@ -280,7 +302,7 @@ bool mlir::pipe::fitsMemory(const PlanProblem &problem,
 }
 
 bool mlir::pipe::fitRecompute(const PlanProblem &problem,
-                         std::vector<StagePlan> &plan) {
+                              std::vector<StagePlan> &plan) {
   const PlanOptions &options = problem.options();
   SmallVector<Recompute, 3> choices;
   if (!options.training)
@@ -304,7 +326,6 @@ bool mlir::pipe::fitRecompute(const PlanProblem &problem,
   return true;
 }
 
-
 std::string mlir::pipe::formatBytes(int64_t bytes) {
   double value = double(bytes);
   const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
@@ -315,4 +336,3 @@ std::string mlir::pipe::formatBytes(int64_t bytes) {
   }
   return llvm::formatv(unit ? "{0:F1} {1}" : "{0:F0} {1}", value, units[unit]);
 }
-

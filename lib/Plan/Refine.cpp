@@ -12,15 +12,18 @@
 #include "pipe/Plan/Simulator.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::pipe;
 
-/// Replays at most this many plans per refinement.
+/// A refinement replays at most this many plans, and simulates at most
+/// this many steps in all (a replay simulates stages x steps per stage).
 constexpr unsigned kReplayBudget = 20000;
+constexpr uint64_t kStepBudget = 200000000;
 
-static double replayMs(const PlanProblem &problem,
-                       ArrayRef<StagePlan> plan) {
+static double replayMs(const PlanProblem &problem, ArrayRef<StagePlan> plan) {
   llvm::Expected<Simulation> simulation =
       simulate(problem, plan, /*recordEvents=*/false);
   if (!simulation) {
@@ -33,7 +36,7 @@ static double replayMs(const PlanProblem &problem,
 /// Descends from `current` by single moves until none shortens the replay.
 static double descend(const PlanProblem &problem,
                       std::vector<StagePlan> &current, double best,
-                      unsigned &replays) {
+                      unsigned &replays, uint64_t &simulatedSteps) {
   const PlanOptions &options = problem.options();
   bool moveCuts = options.cutAfter.empty();
   bool moveDevices = options.deviceOrder.empty();
@@ -43,9 +46,13 @@ static double descend(const PlanProblem &problem,
     std::vector<StagePlan> bestMove;
     double bestTime = best;
     auto consider = [&](std::vector<StagePlan> neighbour) {
-      if (replays >= kReplayBudget || !fitRecompute(problem, neighbour))
+      uint64_t steps = uint64_t(neighbour.size()) * 2 *
+                       uint64_t(problem.options().microbatches);
+      if (replays >= kReplayBudget || simulatedSteps + steps > kStepBudget ||
+          !fitRecompute(problem, neighbour))
         return;
       ++replays;
+      simulatedSteps += steps;
       double time = replayMs(problem, neighbour);
       if (time < bestTime * (1 - 1e-12)) {
         bestTime = time;
@@ -70,9 +77,11 @@ static double descend(const PlanProblem &problem,
           // Swapping twins changes nothing.
           const Device &da = cluster.devices[current[a].device];
           const Device &db = cluster.devices[current[b].device];
-          if (da.host == db.host && da.spec.kind == db.spec.kind &&
-              da.spec.memoryGB == db.spec.memoryGB &&
-              !cluster.hasExplicitLink(current[a].device, current[b].device))
+          if (da.host == db.host && sameSpec(da.spec, db.spec) &&
+              !llvm::any_of(current, [&](const StagePlan &p) {
+                return cluster.hasExplicitLink(current[a].device, p.device) ||
+                       cluster.hasExplicitLink(current[b].device, p.device);
+              }))
             continue;
           std::vector<StagePlan> neighbour = current;
           std::swap(neighbour[a].device, neighbour[b].device);
@@ -139,9 +148,11 @@ void mlir::pipe::refinePlanBySimulation(const PlanProblem &problem,
   std::vector<StagePlan> best = plan.stages;
   double bestTime = replayMs(problem, best);
   unsigned replays = 0;
+  uint64_t simulatedSteps = 0;
   for (unsigned k = 0; k < std::min<size_t>(kSeeds, seeds.size()); ++k) {
     std::vector<StagePlan> current = plan.paretoPlans[seeds[k].second];
-    double time = descend(problem, current, seeds[k].first, replays);
+    double time =
+        descend(problem, current, seeds[k].first, replays, simulatedSteps);
     if (time < bestTime * (1 - 1e-12)) {
       bestTime = time;
       best = std::move(current);

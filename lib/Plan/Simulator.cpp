@@ -11,9 +11,9 @@ using namespace mlir;
 using namespace mlir::pipe;
 
 /// Step `k` of the program of stage `stage` of `numStages`.
-static ProgramStep programStep(Schedule schedule, bool training,
-                               unsigned stage, unsigned numStages,
-                               unsigned microbatches, unsigned k) {
+static ProgramStep programStep(Schedule schedule, bool training, unsigned stage,
+                               unsigned numStages, unsigned microbatches,
+                               unsigned k) {
   if (!training || schedule == Schedule::GPipe)
     return k < microbatches ? ProgramStep{Phase::Forward, k}
                             : ProgramStep{Phase::Backward, k - microbatches};
@@ -42,8 +42,8 @@ std::vector<ProgramStep> mlir::pipe::stageProgram(Schedule schedule,
 }
 
 llvm::Expected<Simulation> mlir::pipe::simulate(const PlanProblem &problem,
-                                          ArrayRef<StagePlan> plan,
-                                          bool recordEvents) {
+                                                ArrayRef<StagePlan> plan,
+                                                bool recordEvents) {
   const PlanOptions &options = problem.options();
   unsigned numStages = plan.size();
   unsigned m = options.microbatches;
@@ -56,8 +56,8 @@ llvm::Expected<Simulation> mlir::pipe::simulate(const PlanProblem &problem,
                                       plan[s].device, numStages - 1 - s,
                                       plan[s].recompute));
     if (s + 1 < numStages)
-      cut[s] = problem.cutMs(plan[s].end - 1, plan[s].device,
-                             plan[s + 1].device);
+      cut[s] =
+          problem.cutMs(plan[s].end - 1, plan[s].device, plan[s + 1].device);
   }
 
   constexpr double kNotYet = -1;
@@ -88,38 +88,38 @@ llvm::Expected<Simulation> mlir::pipe::simulate(const PlanProblem &problem,
     bool progressed = false;
     for (unsigned s = 0; s < numStages; ++s) {
       while (next[s] < length) {
-        ProgramStep step = programStep(options.schedule, training, s,
-                                       numStages, m, next[s]);
+        ProgramStep step =
+            programStep(options.schedule, training, s, numStages, m, next[s]);
         unsigned mb = step.microbatch;
         if (step.phase == Phase::Forward) {
-          double ready = activationAt[s * m + mb];
+          double ready = activationAt[size_t(s) * m + mb];
           if (ready == kNotYet)
             break;
           double start = std::max(deviceFree[s], ready);
-          double end = record(SimEvent::Forward, s, mb, start,
-                              costs[s].forwardMs);
-          forwardDone[s * m + mb] = end;
+          double end =
+              record(SimEvent::Forward, s, mb, start, costs[s].forwardMs);
+          forwardDone[size_t(s) * m + mb] = end;
           busy[s] += costs[s].forwardMs;
           deviceFree[s] = end;
           if (s + 1 < numStages) {
             double send = std::max(end, downFree[s]);
             downFree[s] = record(SimEvent::Activation, s, mb, send, cut[s]);
-            activationAt[(s + 1) * m + mb] = downFree[s];
+            activationAt[size_t(s + 1) * m + mb] = downFree[s];
           }
         } else {
-          double ready = gradientAt[s * m + mb];
-          if (ready == kNotYet || forwardDone[s * m + mb] == kNotYet)
+          double ready = gradientAt[size_t(s) * m + mb];
+          if (ready == kNotYet || forwardDone[size_t(s) * m + mb] == kNotYet)
             break;
           double start = std::max(deviceFree[s], ready);
-          double end = record(SimEvent::Recompute, s, mb, start,
-                              costs[s].recomputeMs);
+          double end =
+              record(SimEvent::Recompute, s, mb, start, costs[s].recomputeMs);
           end = record(SimEvent::Backward, s, mb, end, costs[s].backwardMs);
           busy[s] += costs[s].recomputeMs + costs[s].backwardMs;
           deviceFree[s] = end;
           if (s > 0) {
             double send = std::max(end, upFree[s]);
             upFree[s] = record(SimEvent::Gradient, s, mb, send, cut[s - 1]);
-            gradientAt[(s - 1) * m + mb] = upFree[s];
+            gradientAt[size_t(s - 1) * m + mb] = upFree[s];
           }
         }
         ++next[s];
@@ -131,8 +131,8 @@ llvm::Expected<Simulation> mlir::pipe::simulate(const PlanProblem &problem,
       std::string stuck;
       for (unsigned s = 0; s < numStages; ++s)
         if (next[s] < length) {
-          ProgramStep step = programStep(options.schedule, training, s,
-                                         numStages, m, next[s]);
+          ProgramStep step =
+              programStep(options.schedule, training, s, numStages, m, next[s]);
           stuck += llvm::formatv(" stage {0} waits in {1}{2};", s,
                                  step.phase == Phase::Forward ? "F" : "B",
                                  step.microbatch);
@@ -170,12 +170,12 @@ void mlir::pipe::writeChromeTrace(const Cluster &cluster,
         {"pid", 0},
         {"tid", tid},
         {"args", llvm::json::Object{{"name", std::move(text)}}}});
-    events.push_back(llvm::json::Object{
-        {"name", "thread_sort_index"},
-        {"ph", "M"},
-        {"pid", 0},
-        {"tid", tid},
-        {"args", llvm::json::Object{{"sort_index", tid}}}});
+    events.push_back(
+        llvm::json::Object{{"name", "thread_sort_index"},
+                           {"ph", "M"},
+                           {"pid", 0},
+                           {"tid", tid},
+                           {"args", llvm::json::Object{{"sort_index", tid}}}});
   };
   for (unsigned s = 0; s < numStages; ++s) {
     const Device &device = cluster.devices[plan[s].device];

@@ -84,14 +84,14 @@ static llvm::cl::opt<pipe::Schedule> schedule(
 enum class RecomputeChoice { Auto, None, Selective, Full };
 static llvm::cl::opt<RecomputeChoice> recompute(
     "recompute", llvm::cl::desc("Activation recomputation per stage"),
-    llvm::cl::values(
-        clEnumValN(RecomputeChoice::Auto, "auto",
-                   "the planner chooses per stage (default)"),
-        clEnumValN(RecomputeChoice::None, "none", "keep every activation"),
-        clEnumValN(RecomputeChoice::Selective, "selective",
-                   "keep contraction results, recompute the rest"),
-        clEnumValN(RecomputeChoice::Full, "full",
-                   "keep stage inputs, recompute everything")),
+    llvm::cl::values(clEnumValN(RecomputeChoice::Auto, "auto",
+                                "the planner chooses per stage (default)"),
+                     clEnumValN(RecomputeChoice::None, "none",
+                                "keep every activation"),
+                     clEnumValN(RecomputeChoice::Selective, "selective",
+                                "keep contraction results, recompute the rest"),
+                     clEnumValN(RecomputeChoice::Full, "full",
+                                "keep stage inputs, recompute everything")),
     llvm::cl::init(RecomputeChoice::Auto), llvm::cl::cat(planCategory));
 
 enum class OptimizerChoice { SGD, Adam, AdamW };
@@ -216,8 +216,8 @@ importONNXToBuffer(StringRef path, DialectRegistry &registry) {
 /// canonicalization, CSE and, without --train, inference mode. Null after
 /// printing the errors.
 static OwningOpRef<ModuleOp>
-prepareModule(std::unique_ptr<llvm::MemoryBuffer> input, StringRef inputPath,
-              MLIRContext &context, llvm::SourceMgr &sourceMgr,
+prepareModule(std::unique_ptr<llvm::MemoryBuffer> input, MLIRContext &context,
+              llvm::SourceMgr &sourceMgr,
               llvm::StringSet<> *foldedNodes = nullptr) {
   sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
@@ -281,7 +281,8 @@ static pipe::PlanRequest planRequest() {
     break;
   }
   if (train)
-    options.optimizer = optimizer != OptimizerChoice::SGD ? pipe::Optimizer::Adam
+    options.optimizer = optimizer != OptimizerChoice::SGD
+                            ? pipe::Optimizer::Adam
                         : momentum != 0 ? pipe::Optimizer::SGDMomentum
                                         : pipe::Optimizer::SGD;
   return request;
@@ -302,14 +303,19 @@ static int compileProgram(std::unique_ptr<llvm::MemoryBuffer> input,
                  << " needs an output folder: -o OUT\n";
     return 1;
   }
-  if (microbatches < 1) {
-    llvm::errs() << "error: --microbatches must be at least 1\n";
+  if (microbatches < 1 || microbatches > pipe::kMaxMicrobatches) {
+    llvm::errs() << "error: --microbatches must be between 1 and "
+                 << pipe::kMaxMicrobatches << "\n";
+    return 1;
+  }
+  if (exactLayers < 2) {
+    llvm::errs() << "error: --plan-exact-layers must be at least 2\n";
     return 1;
   }
   bool planOnly = emitKind == "plan";
   if (!planOnly && (train || !clusterPath.empty() || stages > 1 ||
-                    partition != pipe::Partition::Auto ||
-                    !cutAfter.empty() || !deviceOrder.empty())) {
+                    partition != pipe::Partition::Auto || !cutAfter.empty() ||
+                    !deviceOrder.empty())) {
     llvm::errs() << "error: --emit=" << emitKind << " builds one CPU stage "
                  << "for inference so far; --train, --cluster, --stages, "
                     "--partition, --cut-after and --device-order work with "
@@ -334,15 +340,15 @@ static int compileProgram(std::unique_ptr<llvm::MemoryBuffer> input,
   });
   pipe::PlanRequest request = planRequest();
   OwningOpRef<ModuleOp> module =
-      prepareModule(std::move(input), inputPath, context, sourceMgr,
+      prepareModule(std::move(input), context, sourceMgr,
                     planOnly ? &request.foldedNodes : nullptr);
   if (!module)
     return 1;
   if (planOnly) {
     if (llvm::Error error =
             pipe::emitPlan(*module, request, outDir, llvm::outs())) {
-      llvm::errs() << inputPath << ": error: "
-                   << llvm::toString(std::move(error)) << "\n";
+      llvm::errs() << inputPath
+                   << ": error: " << llvm::toString(std::move(error)) << "\n";
       return 1;
     }
     return 0;

@@ -126,8 +126,20 @@ TEST(ClusterFile, OtherErrorsNameTheField) {
             std::string::npos);
   EXPECT_NE(
       errorOf(R"({"devices": [{"name": "a", "kind": "T4", "memory_gb": -1}]})")
-          .find("'memory_gb' must be a positive number"),
+          .find("'memory_gb' must be a number from 1e-6 to 1e6"),
       std::string::npos);
+  // Absurd numbers would overflow the byte and time arithmetic.
+  EXPECT_NE(
+      errorOf(
+          R"({"devices": [{"name": "a", "kind": "T4", "memory_gb": 1e10}]})")
+          .find("'memory_gb' must be a number from 1e-6 to 1e6"),
+      std::string::npos);
+  EXPECT_NE(errorOf(R"({"devices": [{"name": "a", "kind": "T4"},
+                                    {"name": "b", "kind": "T4"}],
+                        "links": [{"between": ["a", "b"],
+                                   "bandwidth_gbps": 1e-320}]})")
+                .find("\"bandwidth_gbps\" must be a number from 1e-6 to 1e6"),
+            std::string::npos);
   EXPECT_NE(
       errorOf(R"({"devices": [{"name": "a", "kind": "T4", "colour": 1}]})")
           .find("unknown field 'colour'"),

@@ -42,17 +42,17 @@ LayerGraph randomGraph(std::mt19937 &rng, unsigned numLayers,
     layer.ops = {contraction, elementwise};
     layer.contractionBytes = contraction.bytesWritten;
     layer.stashBytes = contraction.bytesWritten + elementwise.bytesWritten;
-    layer.workspaceBytes = std::max(contraction.bytesWritten,
-                                    elementwise.bytesWritten);
-    graph.params.push_back(
-        {"w" + std::to_string(l), logUniform(paramScale / 16, paramScale),
-         unit(rng) < 0.9});
+    layer.workspaceBytes =
+        std::max(contraction.bytesWritten, elementwise.bytesWritten);
+    graph.params.push_back({"w" + std::to_string(l),
+                            logUniform(paramScale / 16, paramScale),
+                            unit(rng) < 0.9});
     layer.params.push_back(l);
     // Reads the previous layer's output, and sometimes an older one.
     layer.inputs.push_back(graph.values.size() - 1);
     if (l > 2 && unit(rng) < 0.3)
-      layer.inputs.push_back(1 + std::uniform_int_distribution<unsigned>(
-                                     0, l - 2)(rng));
+      layer.inputs.push_back(
+          1 + std::uniform_int_distribution<unsigned>(0, l - 2)(rng));
     graph.values.push_back({elementwise.bytesWritten, int(l)});
     graph.layers.push_back(std::move(layer));
   }
@@ -110,8 +110,8 @@ TEST(Partitioner, MatchesExhaustiveSearch) {
       EXPECT_NE(message.find("short"), std::string::npos) << message;
       continue;
     }
-    ASSERT_TRUE(bool(plan)) << "trial " << trial << ": "
-                            << llvm::toString(plan.takeError());
+    ASSERT_TRUE(bool(plan))
+        << "trial " << trial << ": " << llvm::toString(plan.takeError());
     EXPECT_NEAR(plan->optimalObjectiveMs, reference->objectiveMs,
                 1e-9 * reference->objectiveMs)
         << "trial " << trial;
@@ -260,9 +260,9 @@ TEST(Partitioner, ProvesOptimalityAtOneHundredLayersSixteenDevices) {
   LayerGraph graph = randomGraph(rng, 100, int64_t(1) << 26);
   Cluster cluster;
   for (unsigned d = 0; d < 16; ++d)
-    cluster.devices.push_back({"d" + std::to_string(d), "h",
-                               *lookupDeviceKind(d % 2 ? "V100-32GB"
-                                                       : "A100-80GB")});
+    cluster.devices.push_back(
+        {"d" + std::to_string(d), "h",
+         *lookupDeviceKind(d % 2 ? "V100-32GB" : "A100-80GB")});
   for (Schedule schedule : {Schedule::OneFOneB, Schedule::GPipe}) {
     PlanOptions options;
     options.training = true;
@@ -278,9 +278,9 @@ TEST(Partitioner, ProvesOptimalityAtOneHundredLayersSixteenDevices) {
 
   LayerGraph large = randomGraph(rng, 1000, int64_t(1) << 24);
   for (unsigned d = 16; d < 64; ++d)
-    cluster.devices.push_back({"d" + std::to_string(d), "h",
-                               *lookupDeviceKind(d % 2 ? "V100-32GB"
-                                                       : "A100-80GB")});
+    cluster.devices.push_back(
+        {"d" + std::to_string(d), "h",
+         *lookupDeviceKind(d % 2 ? "V100-32GB" : "A100-80GB")});
   PlanOptions options;
   options.training = true;
   options.microbatches = 32;
@@ -332,6 +332,34 @@ TEST(Partitioner, OneFOneBReplayIsCloseToTheBest) {
   EXPECT_GE(identical, total * 8 / 10);
   EXPECT_LT(sum / total, 0.01);
   EXPECT_LT(worst, 0.25);
+}
+
+/// Too many distinct devices to count exactly: the fastest devices take the
+/// stages, as many as the model has layers, or as the cuts make.
+TEST(Partitioner, ManyDistinctDevicesUseTheFastest) {
+  std::mt19937 rng(20);
+  LayerGraph graph = randomGraph(rng, 5, 1 << 20);
+  Cluster cluster;
+  for (unsigned d = 0; d < 20; ++d) {
+    Device device{"d" + std::to_string(d), "h",
+                  *lookupDeviceKind(d == 19 ? "T4" : "A100-80GB")};
+    device.spec.memoryGB = 40 + d; // every device its own class
+    cluster.devices.push_back(device);
+  }
+  PlanOptions options;
+  options.microbatches = 8;
+  PlanProblem problem(graph, cluster, options);
+  Expected<PipelinePlan> plan = planPipeline(problem);
+  ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
+  EXPECT_LE(plan->stages.size(), 5u);
+
+  options.cutAfter = {2};
+  PlanProblem cut(graph, cluster, options);
+  plan = planPipeline(cut);
+  ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
+  ASSERT_EQ(plan->stages.size(), 2u);
+  for (const StagePlan &stage : plan->stages)
+    EXPECT_NE(stage.device, 19u) << "the slow T4 took a stage";
 }
 
 TEST(Partitioner, RejectsImpossibleStageCounts) {

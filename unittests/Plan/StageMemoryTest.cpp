@@ -112,8 +112,8 @@ TEST_F(StageMemoryTest, StashFollowsTheScheduleAndRecompute) {
 }
 
 TEST_F(StageMemoryTest, InferenceKeepsNoStash) {
-  StageMemory m = memory(Recompute::None, Optimizer::Adam,
-                         Schedule::OneFOneB, /*training=*/false);
+  StageMemory m = memory(Recompute::None, Optimizer::Adam, Schedule::OneFOneB,
+                         /*training=*/false);
   EXPECT_EQ(m.gradients, 0);
   EXPECT_EQ(m.optimizerState, 0);
   EXPECT_EQ(m.total(), kParam + kAct);

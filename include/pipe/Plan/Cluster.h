@@ -54,6 +54,10 @@ struct DeviceSpec {
   std::string arch() const;
 };
 
+/// Whether two devices have the same numbers (after overrides), and so
+/// the same cost for every op.
+bool sameSpec(const DeviceSpec &a, const DeviceSpec &b);
+
 /// Every kind of the catalog: H200, H100-SXM, H100-PCIe, A100-80GB,
 /// A100-40GB, V100-32GB, V100-16GB, L4, T4, RTX4090, A10 and cpu.
 llvm::ArrayRef<DeviceSpec> deviceCatalog();

@@ -1,4 +1,5 @@
-//===- PlanDriver.h - `pipe-opt --emit=plan` ---------------------*- C++ -*-===//
+//===- PlanDriver.h - `pipe-opt --emit=plan` ---------------------*- C++
+//-*-===//
 //
 // Plans a module for a cluster and writes the result: OUT/plan.json, a table
 // of the stages on a stream and, on request, a Chrome-trace timeline.

@@ -83,6 +83,9 @@ struct LayerGraph {
 /// Fails, naming the op, on a tensor without a static shape.
 llvm::Expected<LayerGraph> buildLayerGraph(func::FuncOp func);
 
+/// The most microbatches a step may have.
+constexpr int64_t kMaxMicrobatches = 65536;
+
 /// What the user asks of the plan.
 struct PlanOptions {
   bool training = false;
@@ -112,8 +115,8 @@ struct StagePlan {
   Recompute recompute = Recompute::None;
 
   bool operator==(const StagePlan &other) const {
-    return begin == other.begin && end == other.end &&
-           device == other.device && recompute == other.recompute;
+    return begin == other.begin && end == other.end && device == other.device &&
+           recompute == other.recompute;
   }
   bool operator!=(const StagePlan &other) const { return !(*this == other); }
 };
@@ -197,7 +200,8 @@ public:
     /// backward step; with a single bottleneck, all of it is in `forward`.
     double slowestForward = 0, slowestBackward = 0;
     double objective(int64_t microbatches) const {
-      return sum + double(microbatches - 1) * (slowestForward + slowestBackward);
+      return sum +
+             double(microbatches - 1) * (slowestForward + slowestBackward);
     }
   };
 
@@ -218,9 +222,16 @@ public:
                           unsigned positionFromEnd, Recompute recompute) const;
 
 private:
-  int64_t table(const std::vector<int64_t> &t, unsigned i, unsigned j) const {
-    return t[size_t(i) * (numLayers() + 1) + j];
-  }
+  /// Distinct parameter bytes (all, trainable) and stage-input bytes of a
+  /// range of layers.
+  struct RangeBytes {
+    int64_t all = 0, trainable = 0, inputs = 0;
+  };
+  /// Models up to this many layers get [begin][end] tables of RangeBytes.
+  static constexpr unsigned kMaxTableLayers = 4096;
+  RangeBytes rangeBytes(unsigned begin, unsigned end) const;
+  /// Adds layer `layerIndex` to the sums of a range starting at `begin`.
+  void addLayer(RangeBytes &sums, unsigned begin, unsigned layerIndex) const;
 
   const LayerGraph &graphRef;
   const Cluster &clusterRef;
@@ -233,6 +244,8 @@ private:
   // [i][j] tables over layer ranges: distinct parameter bytes (all and
   // trainable) and stage-input bytes.
   std::vector<int64_t> paramAll, paramTrainable, inputs;
+  // What addLayer has counted, by range start.
+  mutable std::vector<unsigned> paramStamp, valueStamp;
   // workspaceMax[k][i]: the largest workspace of layers [i, i + 2^k).
   std::vector<std::vector<int64_t>> workspaceMax;
 };
@@ -240,8 +253,8 @@ private:
 /// Chooses the plan minimizing the objective under every device's memory,
 /// honouring the hand-given stages, cuts, device order and recompute in
 /// the options. A 1F1B training plan is then refined on its replay (see
-/// refinePlanBySimulation). Fails when no plan fits, naming the device and by how much
-/// the closest plan misses; or when the options cannot be met.
+/// refinePlanBySimulation). Fails when no plan fits, naming the device and by
+/// how much the closest plan misses; or when the options cannot be met.
 llvm::Expected<PipelinePlan> planPipeline(const PlanProblem &problem);
 
 /// How to choose the cut points.
