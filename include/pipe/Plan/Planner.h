@@ -141,13 +141,13 @@ struct PipelinePlan {
   /// stage and transfer times of one microbatch plus (M - 1) times the
   /// slowest of them.
   double objectiveMs = 0;
-  /// The least objective over every plan: objectiveMs, unless a 1F1B plan
-  /// was then refined on its replay.
+  /// The objective of the plan the search returned, before any 1F1B
+  /// refinement on the replay: the least of every plan when `exact`.
   double optimalObjectiveMs = 0;
   /// Filled by the simulator.
   double predictedIterationMs = 0, bubbleFraction = 0;
-  /// Whether the search was exact under the objective; when not, the
-  /// proven bound on how far the objective is from the optimum.
+  /// Whether the search was exact under the objective; when not, a proven
+  /// bound on how far optimalObjectiveMs is above the optimum, relative.
   bool exact = true;
   double gapBound = 0;
   /// Every plan the Pareto walk visited: the least sum for each bound on
