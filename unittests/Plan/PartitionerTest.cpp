@@ -1,6 +1,7 @@
 //===- PartitionerTest.cpp - the partitioner against exhaustive search ----===//
 
 #include "pipe/Plan/Planner.h"
+#include "pipe/Plan/RandomInstances.h"
 #include "pipe/Plan/Simulator.h"
 
 #include "gtest/gtest.h"
@@ -15,68 +16,6 @@ using namespace mlir::pipe;
 using llvm::Expected;
 
 namespace {
-
-/// A random chain of `numLayers` layers with skip connections (a DAG whose
-/// cuts carry several tensors), parameters and costs spread over three
-/// orders of magnitude.
-LayerGraph randomGraph(std::mt19937 &rng, unsigned numLayers,
-                       int64_t paramScale) {
-  std::uniform_real_distribution<double> unit(0, 1);
-  auto logUniform = [&](double lo, double hi) {
-    return int64_t(lo * std::pow(hi / lo, unit(rng)));
-  };
-  LayerGraph graph;
-  graph.values.push_back({logUniform(1 << 20, 1 << 24), -1});
-  for (unsigned l = 0; l < numLayers; ++l) {
-    PlanLayer layer;
-    layer.name = "layer" + std::to_string(l);
-    OpCost contraction;
-    contraction.flops = logUniform(1e9, 1e12);
-    contraction.bytesRead = logUniform(1 << 20, 1 << 26);
-    contraction.bytesWritten = logUniform(1 << 20, 1 << 26);
-    contraction.contraction = true;
-    OpCost elementwise;
-    elementwise.flops = logUniform(1e6, 1e8);
-    elementwise.bytesRead = elementwise.bytesWritten =
-        logUniform(1 << 20, 1 << 26);
-    layer.ops = {contraction, elementwise};
-    layer.contractionBytes = contraction.bytesWritten;
-    layer.stashBytes = contraction.bytesWritten + elementwise.bytesWritten;
-    layer.workspaceBytes =
-        std::max(contraction.bytesWritten, elementwise.bytesWritten);
-    graph.params.push_back({"w" + std::to_string(l),
-                            logUniform(paramScale / 16, paramScale),
-                            unit(rng) < 0.9});
-    layer.params.push_back(l);
-    // Reads the previous layer's output, and sometimes an older one.
-    layer.inputs.push_back(graph.values.size() - 1);
-    if (l > 2 && unit(rng) < 0.3)
-      layer.inputs.push_back(
-          1 + std::uniform_int_distribution<unsigned>(0, l - 2)(rng));
-    graph.values.push_back({elementwise.bytesWritten, int(l)});
-    graph.layers.push_back(std::move(layer));
-  }
-  return graph;
-}
-
-/// A random cluster of `numDevices` devices of mixed kinds on one or two
-/// hosts, with memories small enough that some plans do not fit.
-Cluster randomCluster(std::mt19937 &rng, unsigned numDevices) {
-  static const char *kinds[] = {"A100-80GB", "V100-32GB", "T4", "L4",
-                                "H100-SXM"};
-  std::uniform_int_distribution<unsigned> kind(0, 4), host(0, 1);
-  std::uniform_real_distribution<double> memory(1, 6);
-  Cluster cluster;
-  for (unsigned d = 0; d < numDevices; ++d) {
-    Device device;
-    device.name = "d" + std::to_string(d);
-    device.host = "h" + std::to_string(host(rng));
-    device.spec = *lookupDeviceKind(kinds[kind(rng)]);
-    device.spec.memoryGB = std::round(memory(rng));
-    cluster.devices.push_back(device);
-  }
-  return cluster;
-}
 
 PlanOptions randomOptions(std::mt19937 &rng) {
   PlanOptions options;
@@ -97,7 +36,7 @@ TEST(Partitioner, MatchesExhaustiveSearch) {
   for (unsigned trial = 0; trial < 120; ++trial) {
     unsigned numDevices = std::uniform_int_distribution<unsigned>(1, 5)(rng);
     unsigned numLayers = std::uniform_int_distribution<unsigned>(2, 12)(rng);
-    LayerGraph graph = randomGraph(rng, numLayers, int64_t(1) << 29);
+    LayerGraph graph = randomLayerGraph(rng, numLayers, int64_t(1) << 29);
     Cluster cluster = randomCluster(rng, numDevices);
     PlanOptions options = randomOptions(rng);
     PlanProblem problem(graph, cluster, options);
@@ -130,7 +69,7 @@ TEST(Partitioner, MatchesExhaustiveSearch) {
 TEST(Partitioner, MatchesExhaustiveSearchAtSixDevicesTwentyLayers) {
   std::mt19937 rng(6020);
   for (unsigned trial = 0; trial < 3; ++trial) {
-    LayerGraph graph = randomGraph(rng, 20, int64_t(1) << 28);
+    LayerGraph graph = randomLayerGraph(rng, 20, int64_t(1) << 28);
     Cluster cluster = randomCluster(rng, 6);
     PlanOptions options = randomOptions(rng);
     options.training = true;
@@ -152,7 +91,7 @@ TEST(Partitioner, MatchesExhaustiveSearchAtSixDevicesTwentyLayers) {
 TEST(Partitioner, HandGivenPlansAreNeverFaster) {
   std::mt19937 rng(7);
   for (unsigned trial = 0; trial < 40; ++trial) {
-    LayerGraph graph = randomGraph(rng, 10, int64_t(1) << 26);
+    LayerGraph graph = randomLayerGraph(rng, 10, int64_t(1) << 26);
     Cluster cluster = randomCluster(rng, 4);
     PlanOptions options = randomOptions(rng);
     PlanProblem free(graph, cluster, options);
@@ -229,7 +168,7 @@ TEST(Partitioner, HasTheLeastReplayForGPipeAndInference) {
   for (unsigned trial = 0; trial < 80; ++trial) {
     unsigned numDevices = std::uniform_int_distribution<unsigned>(2, 4)(rng);
     unsigned numLayers = std::uniform_int_distribution<unsigned>(3, 9)(rng);
-    LayerGraph graph = randomGraph(rng, numLayers, int64_t(1) << 28);
+    LayerGraph graph = randomLayerGraph(rng, numLayers, int64_t(1) << 28);
     Cluster cluster = randomCluster(rng, numDevices);
     PlanOptions options = randomOptions(rng);
     options.microbatches = std::uniform_int_distribution<int>(2, 8)(rng);
@@ -257,7 +196,7 @@ TEST(Partitioner, HasTheLeastReplayForGPipeAndInference) {
 /// planned on blocks of layers with a proven gap.
 TEST(Partitioner, ProvesOptimalityAtOneHundredLayersSixteenDevices) {
   std::mt19937 rng(100);
-  LayerGraph graph = randomGraph(rng, 100, int64_t(1) << 26);
+  LayerGraph graph = randomLayerGraph(rng, 100, int64_t(1) << 26);
   Cluster cluster;
   for (unsigned d = 0; d < 16; ++d)
     cluster.devices.push_back(
@@ -276,7 +215,7 @@ TEST(Partitioner, ProvesOptimalityAtOneHundredLayersSixteenDevices) {
     EXPECT_TRUE(fitsMemory(problem, plan->stages));
   }
 
-  LayerGraph large = randomGraph(rng, 1000, int64_t(1) << 24);
+  LayerGraph large = randomLayerGraph(rng, 1000, int64_t(1) << 24);
   for (unsigned d = 16; d < 64; ++d)
     cluster.devices.push_back(
         {"d" + std::to_string(d), "h",
@@ -306,7 +245,7 @@ TEST(Partitioner, OneFOneBReplayIsCloseToTheBest) {
   for (unsigned trial = 0; trial < 300; ++trial) {
     unsigned numDevices = std::uniform_int_distribution<unsigned>(2, 5)(rng);
     unsigned numLayers = std::uniform_int_distribution<unsigned>(3, 10)(rng);
-    LayerGraph graph = randomGraph(rng, numLayers, int64_t(1) << 27);
+    LayerGraph graph = randomLayerGraph(rng, numLayers, int64_t(1) << 27);
     Cluster cluster = randomCluster(rng, numDevices);
     PlanOptions options = randomOptions(rng);
     options.training = true;
@@ -338,7 +277,7 @@ TEST(Partitioner, OneFOneBReplayIsCloseToTheBest) {
 /// stages, as many as the model has layers, or as the cuts make.
 TEST(Partitioner, ManyDistinctDevicesUseTheFastest) {
   std::mt19937 rng(20);
-  LayerGraph graph = randomGraph(rng, 5, 1 << 20);
+  LayerGraph graph = randomLayerGraph(rng, 5, 1 << 20);
   Cluster cluster;
   for (unsigned d = 0; d < 20; ++d) {
     Device device{"d" + std::to_string(d), "h",
@@ -364,7 +303,7 @@ TEST(Partitioner, ManyDistinctDevicesUseTheFastest) {
 
 TEST(Partitioner, RejectsImpossibleStageCounts) {
   std::mt19937 rng(1);
-  LayerGraph graph = randomGraph(rng, 6, 1 << 20);
+  LayerGraph graph = randomLayerGraph(rng, 6, 1 << 20);
   Cluster cluster = randomCluster(rng, 2);
   PlanOptions options;
   options.stages = 3;
@@ -421,7 +360,7 @@ TEST(Simulator, GPipeBubbleMatchesTheClosedForm) {
 TEST(Simulator, InferenceMatchesTheObjectiveExactly) {
   std::mt19937 rng(3);
   for (unsigned trial = 0; trial < 50; ++trial) {
-    LayerGraph graph = randomGraph(rng, 8, 1 << 20);
+    LayerGraph graph = randomLayerGraph(rng, 8, 1 << 20);
     Cluster cluster = randomCluster(rng, 4);
     PlanOptions options = randomOptions(rng);
     options.training = false;

@@ -1,0 +1,70 @@
+//===- plan_scaling.cpp - planner wall time on random instances -----------===//
+//
+// Times the partitioner on random layer graphs (lib/Plan/RandomInstances)
+// for a grid of layer counts, device counts, device kinds and schedules,
+// and says whether each search was exact. Not a test: run it by hand and
+// record the table in docs/benchmarks.md.
+//
+//   build/bin/pipe-plan-scaling
+//
+//===----------------------------------------------------------------------===//
+
+#include "pipe/Plan/RandomInstances.h"
+
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+
+using namespace mlir;
+using namespace mlir::pipe;
+
+int main() {
+  static const char *kinds[] = {"A100-80GB", "V100-32GB", "T4", "L4"};
+  struct Case {
+    unsigned layers, devices, kinds, hosts;
+  };
+  const Case cases[] = {{100, 16, 2, 1},
+                        {100, 16, 4, 1},
+                        {300, 16, 2, 1},
+                        {1000, 64, 2, 4},
+                        {1000, 64, 4, 4}};
+  llvm::outs() << "| layers | devices | kinds | hosts | schedule | seconds "
+                  "| exact | stages |\n|---|---|---|---|---|---|---|---|\n";
+  for (const Case &c : cases) {
+    std::mt19937 rng(1);
+    LayerGraph graph = randomLayerGraph(rng, c.layers, int64_t(1) << 26);
+    Cluster cluster;
+    for (unsigned d = 0; d < c.devices; ++d)
+      cluster.devices.push_back({"d" + std::to_string(d),
+                                 "h" + std::to_string(d % c.hosts),
+                                 *lookupDeviceKind(kinds[d % c.kinds])});
+    for (Schedule schedule : {Schedule::OneFOneB, Schedule::GPipe}) {
+      PlanOptions options;
+      options.training = true;
+      options.microbatches = 16;
+      options.optimizer = Optimizer::Adam;
+      options.schedule = schedule;
+      PlanProblem problem(graph, cluster, options);
+      auto start = std::chrono::steady_clock::now();
+      llvm::Expected<PipelinePlan> plan = planPipeline(problem);
+      double seconds = std::chrono::duration<double>(
+                           std::chrono::steady_clock::now() - start)
+                           .count();
+      if (!plan) {
+        llvm::errs() << llvm::toString(plan.takeError()) << "\n";
+        return 1;
+      }
+      std::string exact =
+          plan->exact
+              ? "yes"
+              : llvm::formatv("gap <= {0:F0}%", 100 * plan->gapBound).str();
+      llvm::outs() << llvm::formatv(
+          "| {0} | {1} | {2} | {3} | {4} | {5:F2} | {6} | {7} |\n", c.layers,
+          c.devices, c.kinds, c.hosts,
+          schedule == Schedule::GPipe ? "gpipe" : "1f1b", seconds, exact,
+          plan->stages.size());
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,32 @@
+//===- RandomInstances.h - random planning problems -------------*- C++ -*-===//
+//
+// Random layer graphs and clusters for the planner's tests and its scaling
+// benchmark (bench/plan_scaling.cpp): chains with skip connections, costs
+// over three orders of magnitude, and mixed device kinds and memories.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PIPE_PLAN_RANDOMINSTANCES_H
+#define PIPE_PLAN_RANDOMINSTANCES_H
+
+#include "pipe/Plan/Planner.h"
+
+#include <random>
+
+namespace mlir {
+namespace pipe {
+
+/// A random chain of `numLayers` layers with skip connections (a DAG whose
+/// cuts carry several tensors), parameters of paramScale/16 to paramScale
+/// bytes, and costs spread over three orders of magnitude.
+LayerGraph randomLayerGraph(std::mt19937 &rng, unsigned numLayers,
+                            int64_t paramScale);
+
+/// A random cluster of `numDevices` devices of mixed kinds on one or two
+/// hosts, with 1 to 6 GiB each, so that some plans do not fit.
+Cluster randomCluster(std::mt19937 &rng, unsigned numDevices);
+
+} // namespace pipe
+} // namespace mlir
+
+#endif // PIPE_PLAN_RANDOMINSTANCES_H
