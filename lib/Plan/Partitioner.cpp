@@ -502,7 +502,7 @@ struct SearchBudget {
 };
 
 /// Minimizes value + lambda * slowest over the results of a probe, by
-/// branch and bound over the bound on `slowest`. probe(bound, valueCap)
+/// branch and bound over the bound on `slowest`. probe(low, bound, valueCap)
 /// returns the least value among the results whose slowest is at most
 /// `bound`, if it is below `valueCap`. Results in [low, high] have a value
 /// of at least that of the probe at `high`, so an interval's lower bound is
@@ -550,8 +550,8 @@ public:
             std::min(budget.unexplored, interval.bound + offset);
         return;
       }
-      std::optional<Result> found =
-          probe(interval.high, incumbent() - lambda * interval.low);
+      std::optional<Result> found = probe(interval.low, interval.high,
+                                          incumbent() - lambda * interval.low);
       if (!found)
         continue;
       double objective = found->value + lambda * found->slowest;
@@ -853,7 +853,7 @@ static llvm::Expected<SearchOutcome> searchPlan(const PlanProblem &problem) {
   if (!split) {
     BottleneckSearch search(lambda, kInf, budget, &best.objectiveMs);
     search.run(floorForward, startForward, partitioner.sumFloor(), 0,
-               [&](double bound, double sumCap) {
+               [&](double, double bound, double sumCap) {
                  return probe(bound, kInf, sumCap, false);
                });
   } else {
@@ -864,12 +864,17 @@ static llvm::Expected<SearchOutcome> searchPlan(const PlanProblem &problem) {
     BottleneckSearch outer(lambda, kInf, budget, &best.objectiveMs);
     outer.run(floorForward, startForward,
               partitioner.sumFloor() + lambda * floorBackward, 0,
-              [&](double bound,
+              [&](double low, double bound,
                   double valueCap) -> std::optional<BottleneckSearch::Result> {
+                // The plans of this interval have a slowest forward step of
+                // at least `low`, hence a slowest backward step of at least
+                // lowRatio() times that.
                 BottleneckSearch inner(lambda, valueCap, budget);
-                inner.run(floorBackward, startBackward, partitioner.sumFloor(),
-                          lambda * floorForward,
-                          [&](double backward, double sumCap) {
+                double backwardLow =
+                    std::max(floorBackward, partitioner.lowRatio() * low);
+                inner.run(backwardLow, startBackward, partitioner.sumFloor(),
+                          lambda * low,
+                          [&](double, double backward, double sumCap) {
                             return probe(bound, backward, sumCap, true);
                           });
                 if (!inner.found())
