@@ -515,9 +515,12 @@ public:
     double value, slowest, payload;
   };
 
+  /// Only results below `cap` count; with `shared`, only those below
+  /// *shared - sharedOffset too (a bound that may fall while it runs).
   BottleneckSearch(double lambda, double cap, SearchBudget &budget,
-                   const double *shared = nullptr)
-      : lambda(lambda), best(cap), budget(budget), shared(shared) {}
+                   const double *shared = nullptr, double sharedOffset = 0)
+      : lambda(lambda), best(cap), budget(budget), shared(shared),
+        sharedOffset(sharedOffset) {}
 
   template <typename Probe>
   void run(double low, double high, double floorValue, double offset,
@@ -570,11 +573,14 @@ public:
   double payload() const { return bestPayload; }
 
 private:
-  double incumbent() const { return shared ? std::min(best, *shared) : best; }
+  double incumbent() const {
+    return shared ? std::min(best, *shared - sharedOffset) : best;
+  }
 
   double lambda, best;
   SearchBudget &budget;
   const double *shared;
+  double sharedOffset;
   double bestPayload = 0;
   bool foundAny = false;
 };
@@ -869,7 +875,11 @@ static llvm::Expected<SearchOutcome> searchPlan(const PlanProblem &problem) {
                 // The plans of this interval have a slowest forward step of
                 // at least `low`, hence a slowest backward step of at least
                 // lowRatio() times that.
-                BottleneckSearch inner(lambda, valueCap, budget);
+                // Its plans have J = value + lambda * (slowest forward
+                // step) >= value + lambda * low: the best J found so far
+                // bounds them as it falls.
+                BottleneckSearch inner(lambda, valueCap, budget,
+                                       &best.objectiveMs, lambda * low);
                 double backwardLow =
                     std::max(floorBackward, partitioner.lowRatio() * low);
                 inner.run(backwardLow, startBackward, partitioner.sumFloor(),
