@@ -68,6 +68,18 @@ static llvm::cl::opt<bool>
                          "optimizer); the default is inference"),
           llvm::cl::cat(planCategory));
 
+static llvm::cl::opt<std::string>
+    lossName("loss",
+             llvm::cl::desc("With --train, the output to train on (by "
+                            "default the model's only scalar output)"),
+             llvm::cl::cat(planCategory));
+
+static llvm::cl::list<std::string>
+    freezePatterns("freeze",
+                   llvm::cl::desc("With --train, keep the parameters "
+                                  "matching these glob patterns fixed"),
+                   llvm::cl::CommaSeparated, llvm::cl::cat(planCategory));
+
 static llvm::cl::opt<unsigned>
     microbatches("microbatches",
                  llvm::cl::desc("Microbatches per step (default 1)"),
@@ -230,6 +242,12 @@ prepareModule(std::unique_ptr<llvm::MemoryBuffer> input, MLIRContext &context,
         before.insert(name.getName().strref());
     });
   PassManager pm(&context);
+  if (train) {
+    pipe::PrepareTrainingOptions options;
+    options.loss = lossName;
+    options.freeze.assign(freezePatterns.begin(), freezePatterns.end());
+    pm.addPass(pipe::createPrepareTraining(options));
+  }
   pm.addPass(createCanonicalizerPass());
   // Without --train the program is an inference pipeline; training-mode
   // batch normalization whose updated statistics the model returns stays.
@@ -308,6 +326,10 @@ static int compileProgram(std::unique_ptr<llvm::MemoryBuffer> input,
                  << pipe::kMaxMicrobatches << "\n";
     return 1;
   }
+  if (!train && (!lossName.empty() || !freezePatterns.empty())) {
+    llvm::errs() << "error: --loss and --freeze need --train\n";
+    return 1;
+  }
   if (exactLayers < 2) {
     llvm::errs() << "error: --plan-exact-layers must be at least 2\n";
     return 1;
@@ -329,11 +351,14 @@ static int compileProgram(std::unique_ptr<llvm::MemoryBuffer> input,
   MLIRContext context(registry);
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler handler(sourceMgr, &context);
-  // Ops imported from ONNX carry loc("<node>"("<op type>"(file))): report
-  // those by node; everything else by source line.
+  // Ops imported from ONNX carry loc("<node>"("<op type>"(file))), and
+  // the module and @main the model file at line 0: report those by node,
+  // or by file; everything else by source line.
   ScopedDiagnosticHandler nodeHandler(&context, [&](Diagnostic &diag) {
+    auto file = dyn_cast<FileLineColLoc>(diag.getLocation());
     auto name = dyn_cast<NameLoc>(diag.getLocation());
-    if (!name || !isa<NameLoc>(name.getChildLoc()))
+    bool wholeFile = file && file.getLine() == 0;
+    if (!wholeFile && (!name || !isa<NameLoc>(name.getChildLoc())))
       return failure();
     printImportDiagnostic(diag, inputPath);
     return success();

@@ -3,6 +3,7 @@
 #ifndef PIPE_TRANSFORMS_PASSES_H
 #define PIPE_TRANSFORMS_PASSES_H
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/Pass.h"
 
 #include "pipe/Dialect/Pipe/IR/PipeDialect.h"

@@ -37,4 +37,40 @@ def InferenceMode : Pass<"pipe-inference-mode"> {
   let dependentDialects = ["::mlir::pipe::PipeDialect"];
 }
 
+def PrepareTraining : Pass<"pipe-prepare-training", "::mlir::ModuleOp"> {
+  let summary = "Pick the loss and the trainable parameters of @main";
+  let description = [{
+    Readies an exported model for training (`pipe-opt --train`):
+
+    - The loss is @main's result named `loss` by the option (its
+      `pipe.name`), or else its only scalar floating-point result. @main is
+      rewritten to return just the loss, and what no longer feeds it is
+      erased.
+    - Trainable parameters are the floating-point `pipe.parameter`s marked
+      `trainable`, minus those whose names match a `freeze` glob pattern
+      (`*`, `?`, `[...]`); those lose the mark.
+
+    Errors: no scalar output, or several without `loss`; a `loss` that names
+    no output or a non-scalar one; a `freeze` pattern that matches no
+    trainable parameter; no trainable parameter left.
+
+    ```mlir
+    pipe.parameter @w : tensor<4x4xf32> trainable
+    pipe.parameter @emb : tensor<10x4xf32> trainable
+    func.func @main(%x: tensor<2x4xf32>) -> (tensor<f32> {pipe.name = "loss"},
+                                            tensor<2x4xf32> {pipe.name = "h"})
+    ```
+    With `freeze=emb`, @main returns only `loss`, and `@emb` is no longer
+    `trainable`.
+  }];
+  let options = [
+    Option<"loss", "loss", "std::string", /*default=*/"",
+           "The result of @main to train on, by name">,
+    ListOption<"freeze", "freeze", "std::string",
+               "Glob patterns of parameters to keep fixed">
+  ];
+  let dependentDialects = ["::mlir::pipe::PipeDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
 #endif // PIPE_TRANSFORMS_PASSES_TD
