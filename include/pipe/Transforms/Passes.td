@@ -73,4 +73,23 @@ def PrepareTraining : Pass<"pipe-prepare-training", "::mlir::ModuleOp"> {
                            "::mlir::func::FuncDialect"];
 }
 
+def Autodiff : Pass<"pipe-autodiff", "::mlir::ModuleOp"> {
+  let summary = "Reverse-mode gradients of @main's loss";
+  let description = [{
+    Rewrites @main, whose single result is a scalar loss (see
+    `--pipe-prepare-training`), to return the loss followed by the gradient
+    of the loss with respect to every trainable parameter, in declaration
+    order. Gradient results are named `grad.<parameter>`.
+
+    Adjoints are accumulated walking @main backwards. Gradients of
+    broadcast operands are summed over the broadcast dimensions. The ops
+    with rules so far: add, sub, mul, div, neg, relu, tanh, sigmoid, exp,
+    matmul, gemm, reshape, transpose, reduce_sum and reduce_mean. Any other
+    op on a path from a trainable parameter to the loss is an error that
+    names its ONNX node.
+  }];
+  let dependentDialects = ["::mlir::pipe::PipeDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
 #endif // PIPE_TRANSFORMS_PASSES_TD

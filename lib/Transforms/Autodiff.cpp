@@ -1,0 +1,324 @@
+//===- Autodiff.cpp - reverse-mode gradients of the loss ------------------===//
+
+#include "pipe/Dialect/Pipe/IR/PipeOps.h"
+#include "pipe/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#define DEBUG_TYPE "pipe-autodiff"
+
+namespace mlir {
+namespace pipe {
+#define GEN_PASS_DEF_AUTODIFF
+#include "pipe/Transforms/Passes.h.inc"
+} // namespace pipe
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::pipe;
+
+namespace {
+/// Builds gradient IR at the end of @main.
+class GradientBuilder {
+public:
+  GradientBuilder(OpBuilder &builder, Location loc)
+      : builder(builder), loc(loc) {}
+
+  /// A splat constant of `type`'s shape (scalar when `scalar`).
+  Value constant(RankedTensorType type, double value, bool scalar = true) {
+    auto tensorType =
+        scalar ? RankedTensorType::get({}, type.getElementType()) : type;
+    auto attr = DenseElementsAttr::get(
+        tensorType, builder.getFloatAttr(type.getElementType(), value));
+    return ConstantOp::create(builder, loc, attr);
+  }
+
+  /// Sums `grad` over the dimensions broadcast to reach it from `shape`.
+  Value unbroadcast(Value grad, RankedTensorType target) {
+    auto type = cast<RankedTensorType>(grad.getType());
+    if (type.getShape() == target.getShape())
+      return grad;
+    SmallVector<int64_t> axes;
+    int64_t extra = type.getRank() - target.getRank();
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      if (d < extra ||
+          (target.getDimSize(d - extra) == 1 && type.getDimSize(d) != 1))
+        axes.push_back(d);
+    Value summed = grad;
+    if (!axes.empty())
+      summed = ReduceSumOp::create(builder, loc, grad,
+                                   builder.getDenseI64ArrayAttr(axes),
+                                   builder.getUnitAttr());
+    if (cast<RankedTensorType>(summed.getType()).getShape() !=
+        target.getShape())
+      summed = ReshapeOp::create(builder, loc, target, summed);
+    return summed;
+  }
+
+  /// Swaps the last two dimensions.
+  Value transposeLast(Value value) {
+    auto type = cast<RankedTensorType>(value.getType());
+    SmallVector<int64_t> perm;
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      perm.push_back(d);
+    std::swap(perm[type.getRank() - 1], perm[type.getRank() - 2]);
+    return TransposeOp::create(builder, loc, value,
+                               builder.getDenseI64ArrayAttr(perm));
+  }
+
+  OpBuilder &builder;
+  Location loc;
+};
+
+struct AutodiffPass : public pipe::impl::AutodiffBase<AutodiffPass> {
+  void runOnOperation() override;
+
+private:
+  /// The gradients of `op`'s operands, given its results' adjoints; null
+  /// for operands that need none. Fails on ops without a rule.
+  FailureOr<SmallVector<Value>>
+  gradients(Operation *op, ArrayRef<Value> resultGrads, GradientBuilder &g);
+};
+} // namespace
+
+FailureOr<SmallVector<Value>>
+AutodiffPass::gradients(Operation *op, ArrayRef<Value> resultGrads,
+                        GradientBuilder &g) {
+  OpBuilder &b = g.builder;
+  Location loc = g.loc;
+  Value grad = resultGrads.front();
+  auto typeOf = [](Value v) { return cast<RankedTensorType>(v.getType()); };
+  SmallVector<Value> out(op->getNumOperands());
+  bool handled = true;
+  llvm::TypeSwitch<Operation *>(op)
+      .Case([&](AddOp o) {
+        out[0] = g.unbroadcast(grad, typeOf(o.getLhs()));
+        out[1] = g.unbroadcast(grad, typeOf(o.getRhs()));
+      })
+      .Case([&](SubOp o) {
+        out[0] = g.unbroadcast(grad, typeOf(o.getLhs()));
+        out[1] = g.unbroadcast(NegOp::create(b, loc, grad), typeOf(o.getRhs()));
+      })
+      .Case([&](MulOp o) {
+        out[0] = g.unbroadcast(MulOp::create(b, loc, grad, o.getRhs()),
+                               typeOf(o.getLhs()));
+        out[1] = g.unbroadcast(MulOp::create(b, loc, grad, o.getLhs()),
+                               typeOf(o.getRhs()));
+      })
+      .Case([&](DivOp o) {
+        // d(a/b) = g/b da - g a/b^2 db = g/b da - g y/b db.
+        Value overB = DivOp::create(b, loc, grad, o.getRhs());
+        out[0] = g.unbroadcast(overB, typeOf(o.getLhs()));
+        Value term = MulOp::create(b, loc, overB, o.getResult());
+        out[1] = g.unbroadcast(NegOp::create(b, loc, term), typeOf(o.getRhs()));
+      })
+      .Case([&](NegOp o) { out[0] = NegOp::create(b, loc, grad); })
+      .Case([&](ReluOp o) {
+        Value zero = g.constant(typeOf(o.getInput()), 0.0);
+        Value positive = GreaterOp::create(b, loc, o.getInput(), zero);
+        out[0] = WhereOp::create(b, loc, positive, grad, zero);
+      })
+      .Case([&](TanhOp o) {
+        // g (1 - y^2).
+        Value y = o.getResult();
+        Value one = g.constant(typeOf(y), 1.0);
+        Value slope = SubOp::create(b, loc, one, MulOp::create(b, loc, y, y));
+        out[0] = MulOp::create(b, loc, grad, slope);
+      })
+      .Case([&](SigmoidOp o) {
+        // g y (1 - y).
+        Value y = o.getResult();
+        Value one = g.constant(typeOf(y), 1.0);
+        Value slope = MulOp::create(b, loc, y, SubOp::create(b, loc, one, y));
+        out[0] = MulOp::create(b, loc, grad, slope);
+      })
+      .Case(
+          [&](ExpOp o) { out[0] = MulOp::create(b, loc, grad, o.getResult()); })
+      .Case([&](MatMulOp o) {
+        // Y = A B (batched, broadcast): dA = dY B^T, dB = A^T dY, each
+        // summed over the batch dimensions it was broadcast along.
+        Value lhs = o.getLhs(), rhs = o.getRhs();
+        if (typeOf(lhs).getRank() < 2 || typeOf(rhs).getRank() < 2) {
+          handled = false;
+          return;
+        }
+        out[0] = g.unbroadcast(
+            MatMulOp::create(b, loc, grad, g.transposeLast(rhs)), typeOf(lhs));
+        out[1] = g.unbroadcast(
+            MatMulOp::create(b, loc, g.transposeLast(lhs), grad), typeOf(rhs));
+      })
+      .Case([&](GemmOp o) {
+        // Y = alpha op(A) op(B) + beta C.
+        bool transA = o.getTransA(), transB = o.getTransB();
+        FloatAttr alpha = o.getAlphaAttr();
+        FloatAttr one = b.getF32FloatAttr(1.0);
+        UnitAttr yes = b.getUnitAttr(), no;
+        // dA: alpha dY op(B)^T, or its transpose when A is transposed.
+        out[0] = transA ? GemmOp::create(b, loc, o.getB(), grad, Value(), alpha,
+                                         one, transB ? yes : no, yes)
+                        : GemmOp::create(b, loc, grad, o.getB(), Value(), alpha,
+                                         one, no, transB ? no : yes);
+        // dB: alpha op(A)^T dY, or its transpose when B is transposed.
+        out[1] = transB ? GemmOp::create(b, loc, grad, o.getA(), Value(), alpha,
+                                         one, yes, transA ? yes : no)
+                        : GemmOp::create(b, loc, o.getA(), grad, Value(), alpha,
+                                         one, transA ? no : yes, no);
+        if (Value c = o.getC()) {
+          Value scaled = grad;
+          if (o.getBeta().convertToDouble() != 1.0)
+            scaled = MulOp::create(
+                b, loc, grad,
+                g.constant(typeOf(grad), o.getBeta().convertToDouble()));
+          out[2] = g.unbroadcast(scaled, typeOf(c));
+        }
+      })
+      .Case([&](ReshapeOp o) {
+        out[0] = ReshapeOp::create(b, loc, o.getInput().getType(), grad);
+      })
+      .Case([&](TransposeOp o) {
+        ArrayRef<int64_t> perm = o.getPerm();
+        SmallVector<int64_t> inverse(perm.size());
+        for (auto [i, p] : llvm::enumerate(perm))
+          inverse[p] = i;
+        out[0] =
+            TransposeOp::create(b, loc, grad, b.getDenseI64ArrayAttr(inverse));
+      })
+      .Case<ReduceSumOp, ReduceMeanOp>([&](auto o) {
+        // Spread the gradient back over the reduced dimensions.
+        auto inputType = typeOf(o.getInput());
+        SmallVector<int64_t> kept(inputType.getShape());
+        for (int64_t axis : o.getAxes())
+          kept[axis] = 1;
+        Value spread = ReshapeOp::create(
+            b, loc, RankedTensorType::get(kept, inputType.getElementType()),
+            grad);
+        double scale = 1.0;
+        if (isa<ReduceMeanOp>(o.getOperation()))
+          for (int64_t axis : o.getAxes())
+            scale /= double(inputType.getDimSize(axis));
+        out[0] = MulOp::create(b, loc, spread,
+                               g.constant(inputType, scale, /*scalar=*/false));
+      })
+      .Default([&](Operation *) { handled = false; });
+  if (!handled)
+    return failure();
+  return out;
+}
+
+void AutodiffPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  auto main = module.lookupSymbol<func::FuncOp>("main");
+  if (!main || main.getNumResults() != 1) {
+    mlir::emitError(module.getLoc())
+        << "--pipe-autodiff needs a func.func @main with a single scalar "
+           "result, the loss (run --pipe-prepare-training first)";
+    return signalPassFailure();
+  }
+  Block &body = main.getBody().front();
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  Value loss = ret.getOperand(0);
+
+  // Trainable parameters in declaration order.
+  llvm::MapVector<StringRef, SmallVector<Value>> uses;
+  for (ParameterOp parameter : module.getOps<ParameterOp>())
+    if (parameter.getTrainable())
+      uses[parameter.getSymName()];
+  // Values that depend on a trainable parameter.
+  llvm::DenseSet<Value> active;
+  for (Operation &op : body.without_terminator()) {
+    if (auto ref = dyn_cast<ParamRefOp>(op)) {
+      auto it = uses.find(ref.getName());
+      if (it != uses.end()) {
+        it->second.push_back(ref.getResult());
+        active.insert(ref.getResult());
+      }
+      continue;
+    }
+    if (llvm::any_of(op.getOperands(),
+                     [&](Value v) { return active.contains(v); }))
+      active.insert(op.result_begin(), op.result_end());
+  }
+
+  OpBuilder builder(ret);
+  GradientBuilder g(builder, main.getLoc());
+  llvm::DenseMap<Value, Value> adjoint;
+  auto accumulate = [&](Value value, Value grad) {
+    Value &slot = adjoint[value];
+    slot = slot ? AddOp::create(builder, g.loc, slot, grad).getResult() : grad;
+  };
+  accumulate(loss, g.constant(cast<RankedTensorType>(loss.getType()), 1.0));
+
+  SmallVector<Operation *> ops;
+  for (Operation &op : body.without_terminator())
+    ops.push_back(&op);
+  for (Operation *op : llvm::reverse(ops)) {
+    if (isa<ParamRefOp, ConstantOp>(op) ||
+        !llvm::any_of(op->getOperands(),
+                      [&](Value v) { return active.contains(v); }))
+      continue;
+    SmallVector<Value> resultGrads;
+    bool any = false;
+    for (Value result : op->getResults()) {
+      Value grad = adjoint.lookup(result);
+      if (!grad)
+        grad = g.constant(cast<RankedTensorType>(result.getType()), 0.0,
+                          /*scalar=*/false);
+      else
+        any = true;
+      resultGrads.push_back(grad);
+    }
+    if (!any)
+      continue;
+    g.loc = op->getLoc();
+    FailureOr<SmallVector<Value>> grads = gradients(op, resultGrads, g);
+    if (failed(grads)) {
+      mlir::emitError(op->getLoc())
+          << "no gradient for '" << op->getName()
+          << "', which lies between a trainable parameter "
+             "and the loss";
+      return signalPassFailure();
+    }
+    for (auto [operand, grad] : llvm::zip(op->getOperands(), *grads))
+      if (grad && active.contains(operand))
+        accumulate(operand, grad);
+  }
+
+  // The loss, then one gradient per trainable parameter.
+  g.loc = main.getLoc();
+  SmallVector<Value> results = {loss};
+  SmallVector<Type> types = {loss.getType()};
+  SmallVector<DictionaryAttr> attrs = {main.getResultAttrDict(0)};
+  for (auto &[name, refs] : uses) {
+    auto parameter = module.lookupSymbol<ParameterOp>(name);
+    auto type = cast<RankedTensorType>(parameter.getType());
+    Value total;
+    for (Value ref : refs)
+      if (Value grad = adjoint.lookup(ref))
+        total = total ? AddOp::create(builder, g.loc, total, grad).getResult()
+                      : grad;
+    if (!total)
+      total = g.constant(type, 0.0, /*scalar=*/false);
+    results.push_back(total);
+    types.push_back(type);
+    attrs.push_back(builder.getDictionaryAttr(builder.getNamedAttr(
+        "pipe.name", builder.getStringAttr("grad." + name.str()))));
+  }
+  func::ReturnOp::create(builder, ret.getLoc(), results);
+  ret.erase();
+  main.setType(
+      FunctionType::get(&getContext(), main.getArgumentTypes(), types));
+  main.setAllResultAttrs(attrs);
+
+  // Gradients of inputs and frozen parameters were built along the way and
+  // are unused: erase them.
+  SmallVector<Operation *> all;
+  for (Operation &op : body.without_terminator())
+    all.push_back(&op);
+  for (Operation *op : llvm::reverse(all))
+    if (op->use_empty() && isPure(op))
+      op->erase();
+}

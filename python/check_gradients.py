@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""Checks pipe's gradients against PyTorch autograd.
+
+    check_gradients.py prepare REFDIR MODEL OUT   # first microbatch -> OUT/*.npy
+    check_gradients.py compare REFDIR MODEL RESULTS [--rtol 1e-4]
+
+REFDIR is the output of python/train_reference.py. `prepare` writes the
+first microbatch of MODEL's data as .npy inputs for OUT/run. `compare`
+rebuilds MODEL in PyTorch with the initial weights, computes the loss and
+its gradients on that microbatch in float64, and compares them with pipe's
+`loss.npy` and `grad.<parameter>.npy` in RESULTS: each within rtol of the
+largest magnitude of the reference tensor.
+"""
+
+import argparse
+import os
+import sys
+
+import numpy as np
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import train_reference  # noqa: E402
+
+
+def first_microbatch(refdir, model):
+    folder = os.path.join(refdir, model, "inputs")
+    b = train_reference.MODELS[model][1]
+    return {name[:-4]: np.load(os.path.join(folder, name))[:b]
+            for name in sorted(os.listdir(folder))}
+
+
+def prepare(args):
+    os.makedirs(args.out, exist_ok=True)
+    for name, value in first_microbatch(args.refdir, args.model).items():
+        np.save(os.path.join(args.out, name + ".npy"), value)
+    print(f"wrote the first microbatch of {args.model} to {args.out}")
+
+
+def compare(args):
+    model, _, _ = train_reference.build(args.model, 0, 1, 1)
+    initial = os.path.join(args.refdir, args.model, "initial")
+    with torch.no_grad():
+        for name, parameter in model.named_parameters():
+            parameter.copy_(torch.from_numpy(
+                np.load(os.path.join(initial, name + ".npy"))))
+    model = model.double()
+    data = first_microbatch(args.refdir, args.model)
+    inputs = [torch.from_numpy(v.astype(np.float64) if v.dtype == np.float32
+                               else v) for v in data.values()]
+    loss = model(*inputs)
+    loss.backward()
+    failures = 0
+    checked = 0
+    ours = np.load(os.path.join(args.results, "loss.npy"))
+    error = abs(float(ours) - loss.item()) / max(abs(loss.item()), 1e-12)
+    if error > args.rtol:
+        print(f"FAIL loss: {float(ours)} vs {loss.item()}")
+        failures += 1
+    for name, parameter in model.named_parameters():
+        path = os.path.join(args.results, "grad." + name + ".npy")
+        expected = parameter.grad.numpy()
+        got = np.load(path).astype(np.float64)
+        if got.shape != expected.shape:
+            print(f"FAIL {name}: shape {got.shape} vs {expected.shape}")
+            failures += 1
+            continue
+        scale = max(np.abs(expected).max(), 1e-12)
+        worst = np.abs(got - expected).max() / scale
+        checked += 1
+        if worst > args.rtol:
+            print(f"FAIL {name}: worst error {worst:.2e} of the largest "
+                  f"gradient")
+            failures += 1
+    if failures:
+        sys.exit(1)
+    print(f"gradients ok: {args.model}, loss and {checked} parameters "
+          f"within {args.rtol:g}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("prepare")
+    p.add_argument("refdir")
+    p.add_argument("model")
+    p.add_argument("out")
+    c = sub.add_parser("compare")
+    c.add_argument("refdir")
+    c.add_argument("model")
+    c.add_argument("results")
+    c.add_argument("--rtol", type=float, default=1e-4)
+    args = parser.parse_args()
+    {"prepare": prepare, "compare": compare}[args.command](args)
+
+
+if __name__ == "__main__":
+    main()
