@@ -3,13 +3,15 @@
 
     check_gradients.py prepare REFDIR MODEL OUT   # first microbatch -> OUT/*.npy
     check_gradients.py compare REFDIR MODEL RESULTS [--rtol 1e-4]
+    check_gradients.py compare-npy EXPECTED RESULTS [--rtol 1e-4]
 
 REFDIR is the output of python/train_reference.py. `prepare` writes the
 first microbatch of MODEL's data as .npy inputs for OUT/run. `compare`
 rebuilds MODEL in PyTorch with the initial weights, computes the loss and
 its gradients on that microbatch in float64, and compares them with pipe's
 `loss.npy` and `grad.<parameter>.npy` in RESULTS: each within rtol of the
-largest magnitude of the reference tensor.
+largest magnitude of the reference tensor. `compare-npy` does the same
+comparison against the .npy files in EXPECTED.
 """
 
 import argparse
@@ -50,32 +52,43 @@ def compare(args):
                                else v) for v in data.values()]
     loss = model(*inputs)
     loss.backward()
-    failures = 0
-    checked = 0
-    ours = np.load(os.path.join(args.results, "loss.npy"))
-    error = abs(float(ours) - loss.item()) / max(abs(loss.item()), 1e-12)
-    if error > args.rtol:
-        print(f"FAIL loss: {float(ours)} vs {loss.item()}")
-        failures += 1
+    expected = {"loss": np.array(loss.item())}
     for name, parameter in model.named_parameters():
-        path = os.path.join(args.results, "grad." + name + ".npy")
-        expected = parameter.grad.numpy()
-        got = np.load(path).astype(np.float64)
-        if got.shape != expected.shape:
-            print(f"FAIL {name}: shape {got.shape} vs {expected.shape}")
+        expected["grad." + name] = parameter.grad.numpy()
+    check(expected, args.results, args.rtol, args.model)
+
+
+def compare_npy(args):
+    expected = {name[:-4]: np.load(os.path.join(args.expected, name))
+                for name in sorted(os.listdir(args.expected))}
+    check(expected, args.results, args.rtol,
+          args.label or os.path.basename(args.expected))
+
+
+def check(expected, results, rtol, label):
+    """Compares each expected array with RESULTS/<name>.npy, relative to
+    the expected array's largest magnitude."""
+    failures = 0
+    for name, want in expected.items():
+        path = os.path.join(results, name + ".npy")
+        if not os.path.exists(path):
+            print(f"FAIL {name}: no {path}")
             failures += 1
             continue
-        scale = max(np.abs(expected).max(), 1e-12)
-        worst = np.abs(got - expected).max() / scale
-        checked += 1
-        if worst > args.rtol:
-            print(f"FAIL {name}: worst error {worst:.2e} of the largest "
-                  f"gradient")
+        got = np.load(path).astype(np.float64)
+        if got.shape != want.shape:
+            print(f"FAIL {name}: shape {got.shape} vs {want.shape}")
+            failures += 1
+            continue
+        scale = max(np.abs(want).max(), 1e-12)
+        worst = np.abs(got - want).max() / scale
+        if worst > rtol:
+            print(f"FAIL {name}: worst error {worst:.2e} of the largest value")
             failures += 1
     if failures:
         sys.exit(1)
-    print(f"gradients ok: {args.model}, loss and {checked} parameters "
-          f"within {args.rtol:g}")
+    grads = sum(1 for name in expected if name.startswith("grad."))
+    print(f"gradients ok: {label}, loss and {grads} parameters within {rtol:g}")
 
 
 def main():
@@ -90,8 +103,14 @@ def main():
     c.add_argument("model")
     c.add_argument("results")
     c.add_argument("--rtol", type=float, default=1e-4)
+    n = sub.add_parser("compare-npy")
+    n.add_argument("expected")
+    n.add_argument("results")
+    n.add_argument("--rtol", type=float, default=1e-4)
+    n.add_argument("--label", default="", help="the name to report")
     args = parser.parse_args()
-    {"prepare": prepare, "compare": compare}[args.command](args)
+    {"prepare": prepare, "compare": compare,
+     "compare-npy": compare_npy}[args.command](args)
 
 
 if __name__ == "__main__":
