@@ -40,7 +40,7 @@ def prepare(args):
 
 
 def compare(args):
-    model, _, _ = train_reference.build(args.model, 0, 1, 1)
+    model, _, order = train_reference.build(args.model, 0, 1, 1)
     initial = os.path.join(args.refdir, args.model, "initial")
     with torch.no_grad():
         for name, parameter in model.named_parameters():
@@ -48,8 +48,10 @@ def compare(args):
                 np.load(os.path.join(initial, name + ".npy"))))
     model = model.double()
     data = first_microbatch(args.refdir, args.model)
-    inputs = [torch.from_numpy(v.astype(np.float64) if v.dtype == np.float32
-                               else v) for v in data.values()]
+    # In the order of the model's forward arguments.
+    inputs = [torch.from_numpy(data[name].astype(np.float64)
+                               if data[name].dtype == np.float32
+                               else data[name]) for name in order]
     loss = model(*inputs)
     loss.backward()
     expected = {"loss": np.array(loss.item())}

@@ -2,10 +2,10 @@
 """A model that exercises every gradient rule of --pipe-autodiff, written
 both as pipe IR and as PyTorch, for test/Train/gradient-rules.test.
 
-    gradient_rules_case.py OUT
+    gradient_rules_case.py OUT [--case arithmetic|normalization]
 
-writes OUT/model.mlir (parameters inline), OUT/in/x.npy, and OUT/ref/ with
-PyTorch's float64 loss.npy and grad.<parameter>.npy. The model:
+writes OUT/model.mlir (parameters inline), OUT/in/*.npy, and OUT/ref/ with
+PyTorch's float64 loss.npy and grad.<parameter>.npy. The arithmetic case:
 
     h = x W + B                      batched matmul with a broadcast weight
     d = sigmoid(h) / (exp(-h) + 2)   sigmoid, neg, exp, scalar add, div
@@ -13,7 +13,16 @@ PyTorch's float64 loss.npy and grad.<parameter>.npy. The model:
     g = 0.5 r V^T + 2 C              gemm trans_b, alpha, beta, bias
     k = g^T U                        gemm trans_a
     loss = sum((k - Q)^2)            broadcast sub, mul, reduce_sum
+
+The normalization case:
+
+    h = layer_norm(x, G, Bn)         over the last axis, with a bias
+    a = erf(h) W
+    z = sqrt(softmax(a) + 1) + log(softmax(a) + 2) + log_softmax(a)
+    loss = cross_entropy(z, labels)  mean, one label ignored (-100)
 """
+
+import argparse
 
 import os
 import sys
@@ -21,8 +30,9 @@ import sys
 import numpy as np
 import torch
 
-SHAPES = {"W": (4, 5), "B": (5,), "V": (4, 3), "C": (4,), "U": (10, 6),
-          "Q": (6,)}
+ARITHMETIC = {"W": (4, 5), "B": (5,), "V": (4, 3), "C": (4,), "U": (10, 6),
+              "Q": (6,)}
+NORMALIZATION = {"G": (6,), "Bn": (6,), "W": (6, 5)}
 
 
 def dense(array):
@@ -31,12 +41,17 @@ def dense(array):
         max_line_width=10**6).replace("\n", "") + ">"
 
 
-def ir(params):
+def declarations(shapes, params):
     lines = []
-    for name, shape in SHAPES.items():
+    for name, shape in shapes.items():
         type_ = "tensor<" + "x".join(map(str, shape)) + "xf32>"
         lines.append(f"pipe.parameter @{name} : {type_} trainable = "
                      f"{dense(params[name])} : {type_}")
+    return lines
+
+
+def arithmetic_ir(params):
+    lines = declarations(ARITHMETIC, params)
     lines.append('''func.func @main(%x: tensor<2x3x4xf32> {pipe.name = "x"}) -> (tensor<f32> {pipe.name = "loss"}) {
   %W = pipe.param_ref @W : tensor<4x5xf32>
   %B = pipe.param_ref @B : tensor<5xf32>
@@ -64,36 +79,87 @@ def ir(params):
     return "\n".join(lines) + "\n"
 
 
-def reference(params, x):
-    p = {k: torch.tensor(v, dtype=torch.float64, requires_grad=True)
-         for k, v in params.items()}
-    x = torch.tensor(x, dtype=torch.float64)
+def normalization_ir(params):
+    lines = declarations(NORMALIZATION, params)
+    lines.append('''func.func @main(%x: tensor<4x6xf32> {pipe.name = "x"}, %labels: tensor<4xi64> {pipe.name = "labels"}) -> (tensor<f32> {pipe.name = "loss"}) {
+  %G = pipe.param_ref @G : tensor<6xf32>
+  %Bn = pipe.param_ref @Bn : tensor<6xf32>
+  %W = pipe.param_ref @W : tensor<6x5xf32>
+  %one = pipe.constant dense<1.0> : tensor<f32>
+  %two = pipe.constant dense<2.0> : tensor<f32>
+  %h = pipe.layer_norm %x, %G, %Bn axis 1 : tensor<4x6xf32>, tensor<6xf32>, tensor<6xf32>
+  %e = pipe.erf %h : tensor<4x6xf32>
+  %a = pipe.matmul %e, %W : tensor<4x6xf32>, tensor<6x5xf32>
+  %sm = pipe.softmax %a axis 1 : tensor<4x5xf32>
+  %ls = pipe.log_softmax %a axis 1 : tensor<4x5xf32>
+  %p1 = pipe.add %sm, %one : tensor<4x5xf32>, tensor<f32>
+  %q = pipe.sqrt %p1 : tensor<4x5xf32>
+  %p2 = pipe.add %sm, %two : tensor<4x5xf32>, tensor<f32>
+  %lg = pipe.log %p2 : tensor<4x5xf32>
+  %z1 = pipe.add %q, %lg : tensor<4x5xf32>, tensor<4x5xf32>
+  %z = pipe.add %z1, %ls : tensor<4x5xf32>, tensor<4x5xf32>
+  %loss = pipe.softmax_cross_entropy %z, %labels reduction mean {ignore_index = -100 : i64} : tensor<4x5xf32>, tensor<4xi64>
+  return %loss : tensor<f32>
+}''')
+    return "\n".join(lines) + "\n"
+
+
+def normalization_reference(p, inputs):
+    x = torch.tensor(inputs["x"], dtype=torch.float64)
+    labels = torch.tensor(inputs["labels"])
+    h = torch.nn.functional.layer_norm(x, (6,), p["G"], p["Bn"], 1e-5)
+    a = torch.erf(h) @ p["W"]
+    sm = torch.softmax(a, 1)
+    z = torch.sqrt(sm + 1) + torch.log(sm + 2) + torch.log_softmax(a, 1)
+    return torch.nn.functional.cross_entropy(z, labels, ignore_index=-100)
+
+
+def arithmetic_reference(p, inputs):
+    x = torch.tensor(inputs["x"], dtype=torch.float64)
     h = x @ p["W"] + p["B"]
     d = torch.sigmoid(h) / (torch.exp(-h) + 2)
     r = d.transpose(1, 2).reshape(10, 3)
     g = 0.5 * r @ p["V"].T + 2 * p["C"]
     k = g.T @ p["U"]
-    loss = ((k - p["Q"]) ** 2).sum()
-    loss.backward()
-    return loss.item(), {k: v.grad.numpy() for k, v in p.items()}
+    return ((k - p["Q"]) ** 2).sum()
+
+
+CASES = {
+    "arithmetic": (ARITHMETIC, arithmetic_ir, arithmetic_reference),
+    "normalization": (NORMALIZATION, normalization_ir,
+                      normalization_reference),
+}
 
 
 def main():
-    out = sys.argv[1]
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("out")
+    parser.add_argument("--case", choices=sorted(CASES), default="arithmetic")
+    args = parser.parse_args()
+    shapes, write_ir, reference = CASES[args.case]
     rng = np.random.default_rng(7)
     params = {k: rng.normal(0, 0.5, s).astype(np.float32)
-              for k, s in SHAPES.items()}
-    x = rng.normal(0, 1, (2, 3, 4)).astype(np.float32)
-    os.makedirs(os.path.join(out, "in"), exist_ok=True)
-    os.makedirs(os.path.join(out, "ref"), exist_ok=True)
-    with open(os.path.join(out, "model.mlir"), "w") as f:
-        f.write(ir(params))
-    np.save(os.path.join(out, "in", "x.npy"), x)
-    loss, grads = reference(params, x)
-    np.save(os.path.join(out, "ref", "loss.npy"), np.array(loss))
-    for name, grad in grads.items():
-        np.save(os.path.join(out, "ref", f"grad.{name}.npy"), grad)
-    print(f"wrote {out}: loss {loss:.6f}")
+              for k, s in shapes.items()}
+    if args.case == "arithmetic":
+        inputs = {"x": rng.normal(0, 1, (2, 3, 4)).astype(np.float32)}
+    else:
+        inputs = {"x": rng.normal(0, 1, (4, 6)).astype(np.float32),
+                  "labels": np.array([3, -100, 0, 4], dtype=np.int64)}
+    for folder in ("in", "ref"):
+        os.makedirs(os.path.join(args.out, folder), exist_ok=True)
+    with open(os.path.join(args.out, "model.mlir"), "w") as f:
+        f.write(write_ir(params))
+    for name, value in inputs.items():
+        np.save(os.path.join(args.out, "in", name + ".npy"), value)
+    p = {k: torch.tensor(v, dtype=torch.float64, requires_grad=True)
+         for k, v in params.items()}
+    loss = reference(p, inputs)
+    loss.backward()
+    np.save(os.path.join(args.out, "ref", "loss.npy"), np.array(loss.item()))
+    for name, value in p.items():
+        np.save(os.path.join(args.out, "ref", f"grad.{name}.npy"),
+                value.grad.numpy())
+    print(f"wrote {args.out}: {args.case}, loss {loss.item():.6f}")
 
 
 if __name__ == "__main__":

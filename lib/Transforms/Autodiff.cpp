@@ -138,6 +138,128 @@ AutodiffPass::gradients(Operation *op, ArrayRef<Value> resultGrads,
       })
       .Case(
           [&](ExpOp o) { out[0] = MulOp::create(b, loc, grad, o.getResult()); })
+      .Case(
+          [&](LogOp o) { out[0] = DivOp::create(b, loc, grad, o.getInput()); })
+      .Case([&](SqrtOp o) {
+        // g / (2 y).
+        Value two = g.constant(typeOf(o.getResult()), 2.0);
+        out[0] = DivOp::create(b, loc, grad,
+                               MulOp::create(b, loc, two, o.getResult()));
+      })
+      .Case([&](ErfOp o) {
+        // g 2/sqrt(pi) exp(-x^2).
+        Value x = o.getInput();
+        Value square = MulOp::create(b, loc, x, x);
+        Value bell = ExpOp::create(b, loc, NegOp::create(b, loc, square));
+        Value scale = g.constant(typeOf(x), 1.1283791670955126);
+        out[0] =
+            MulOp::create(b, loc, grad, MulOp::create(b, loc, bell, scale));
+      })
+      .Case([&](SoftmaxOp o) {
+        // y (g - sum(g y)) over the axis.
+        Value y = o.getResult();
+        Value gy = MulOp::create(b, loc, grad, y);
+        Value sum = ReduceSumOp::create(
+            b, loc, gy, b.getDenseI64ArrayAttr({o.getAxis()}), b.getUnitAttr());
+        out[0] = MulOp::create(b, loc, y, SubOp::create(b, loc, grad, sum));
+      })
+      .Case([&](LogSoftmaxOp o) {
+        // g - exp(y) sum(g) over the axis.
+        Value sum = ReduceSumOp::create(b, loc, grad,
+                                        b.getDenseI64ArrayAttr({o.getAxis()}),
+                                        b.getUnitAttr());
+        Value p = ExpOp::create(b, loc, o.getResult());
+        out[0] = SubOp::create(b, loc, grad, MulOp::create(b, loc, p, sum));
+      })
+      .Case([&](LayerNormOp o) {
+        // Over the normalized axes (axis..rank-1):
+        //   xhat = (x - mean) / sigma,  gs = g * scale,
+        //   dx = (gs - mean(gs) - xhat * mean(gs * xhat)) / sigma,
+        //   dscale = sum(g * xhat), dbias = sum(g) over the other axes.
+        Value x = o.getInput();
+        auto type = typeOf(x);
+        SmallVector<int64_t> normalized;
+        for (int64_t d = o.getAxis(); d < type.getRank(); ++d)
+          normalized.push_back(d);
+        auto axes = b.getDenseI64ArrayAttr(normalized);
+        Value mean = ReduceMeanOp::create(b, loc, x, axes, b.getUnitAttr());
+        Value centred = SubOp::create(b, loc, x, mean);
+        Value variance = ReduceMeanOp::create(
+            b, loc, MulOp::create(b, loc, centred, centred), axes,
+            b.getUnitAttr());
+        Value eps = g.constant(type, o.getEpsilon().convertToDouble());
+        Value sigma =
+            SqrtOp::create(b, loc, AddOp::create(b, loc, variance, eps));
+        Value xhat = DivOp::create(b, loc, centred, sigma);
+        Value gs = MulOp::create(b, loc, grad, o.getScale());
+        Value meanGs = ReduceMeanOp::create(b, loc, gs, axes, b.getUnitAttr());
+        Value meanGsX = ReduceMeanOp::create(
+            b, loc, MulOp::create(b, loc, gs, xhat), axes, b.getUnitAttr());
+        Value inner = SubOp::create(b, loc, SubOp::create(b, loc, gs, meanGs),
+                                    MulOp::create(b, loc, xhat, meanGsX));
+        out[0] = DivOp::create(b, loc, inner, sigma);
+        out[1] = g.unbroadcast(MulOp::create(b, loc, grad, xhat),
+                               typeOf(o.getScale()));
+        if (Value bias = o.getBias())
+          out[2] = g.unbroadcast(grad, typeOf(bias));
+      })
+      .Case([&](SoftmaxCrossEntropyLossOp o) {
+        // Scores [N, C], labels [N], no weights: the gradient is
+        // (softmax - onehot) on the rows whose label is not ignored, over
+        // their count for the mean.
+        Value scores = o.getInput();
+        auto type = typeOf(scores);
+        if (type.getRank() != 2 || o.getWeight()) {
+          handled = false;
+          return;
+        }
+        int64_t n = type.getDimSize(0), c = type.getDimSize(1);
+        Type f = type.getElementType();
+        Value labels = o.getLabels();
+        Type index = typeOf(labels).getElementType();
+        Value column = ReshapeOp::create(
+            b, loc, RankedTensorType::get({n, 1}, index), labels);
+        SmallVector<int64_t> classes;
+        for (int64_t k = 0; k < c; ++k)
+          classes.push_back(k);
+        Value iota = ConstantOp::create(
+            b, loc,
+            DenseElementsAttr::get(RankedTensorType::get({c}, index),
+                                   ArrayRef<int64_t>(classes)));
+        Value onehot =
+            CastOp::create(b, loc, type, EqualOp::create(b, loc, column, iota));
+        Value diff = SubOp::create(
+            b, loc, SoftmaxOp::create(b, loc, scores, b.getI64IntegerAttr(1)),
+            onehot);
+        auto rowType = RankedTensorType::get({n, 1}, f);
+        Value keep = g.constant(rowType, 1.0, /*scalar=*/false);
+        if (std::optional<int64_t> ignore = o.getIgnoreIndex()) {
+          Value ignored = ConstantOp::create(
+              b, loc,
+              DenseElementsAttr::get(RankedTensorType::get({}, index),
+                                     ArrayRef<int64_t>{*ignore}));
+          keep = CastOp::create(
+              b, loc, rowType,
+              NotOp::create(b, loc, EqualOp::create(b, loc, column, ignored)));
+        }
+        Value rows = MulOp::create(b, loc, diff, keep);
+        switch (o.getReduction()) {
+        case Reduction::none:
+          out[0] = MulOp::create(b, loc, rows,
+                                 ReshapeOp::create(b, loc, rowType, grad));
+          break;
+        case Reduction::sum:
+          out[0] = MulOp::create(b, loc, rows, grad);
+          break;
+        case Reduction::mean: {
+          Value count =
+              ReduceSumOp::create(b, loc, keep, b.getDenseI64ArrayAttr({0, 1}));
+          out[0] =
+              MulOp::create(b, loc, rows, DivOp::create(b, loc, grad, count));
+          break;
+        }
+        }
+      })
       .Case([&](MatMulOp o) {
         // Y = A B (batched, broadcast): dA = dY B^T, dB = A^T dY, each
         // summed over the batch dimensions it was broadcast along.
@@ -175,6 +297,54 @@ AutodiffPass::gradients(Operation *op, ArrayRef<Value> resultGrads,
                 g.constant(typeOf(grad), o.getBeta().convertToDouble()));
           out[2] = g.unbroadcast(scaled, typeOf(c));
         }
+      })
+      .Case([&](GatherOp o) {
+        // Along axis 0 (embeddings): scatter-add the rows' gradients, as
+        // onehot(indices)^T times the gradient.
+        Value data = o.getData(), indices = o.getIndices();
+        auto dataType = typeOf(data);
+        if (o.getAxis() != 0) {
+          handled = false;
+          return;
+        }
+        Type index = typeOf(indices).getElementType();
+        int64_t count = typeOf(indices).getNumElements();
+        int64_t rows = dataType.getDimSize(0);
+        int64_t width = dataType.getNumElements() / std::max<int64_t>(rows, 1);
+        Type f = dataType.getElementType();
+        Value column = ReshapeOp::create(
+            b, loc, RankedTensorType::get({count, 1}, index), indices);
+        SmallVector<int64_t> ids;
+        for (int64_t k = 0; k < rows; ++k)
+          ids.push_back(k);
+        Value iota = ConstantOp::create(
+            b, loc,
+            DenseElementsAttr::get(RankedTensorType::get({rows}, index),
+                                   ArrayRef<int64_t>(ids)));
+        Value onehot =
+            CastOp::create(b, loc, RankedTensorType::get({count, rows}, f),
+                           EqualOp::create(b, loc, column, iota));
+        Value flat = ReshapeOp::create(
+            b, loc, RankedTensorType::get({count, width}, f), grad);
+        Value summed = MatMulOp::create(b, loc, g.transposeLast(onehot), flat);
+        out[0] = ReshapeOp::create(b, loc, dataType, summed);
+      })
+      .Case([&](SliceOp o) {
+        // Unit strides: the gradient padded with zeros back to the input.
+        auto inputType = typeOf(o.getInput());
+        if (llvm::any_of(o.getStrides(), [](int64_t s) { return s != 1; })) {
+          handled = false;
+          return;
+        }
+        int64_t rank = inputType.getRank();
+        SmallVector<int64_t> pads(2 * rank);
+        for (int64_t d = 0; d < rank; ++d) {
+          pads[d] = o.getOffsets()[d];
+          pads[rank + d] =
+              inputType.getDimSize(d) - o.getOffsets()[d] - o.getSizes()[d];
+        }
+        out[0] = PadOp::create(b, loc, grad, pads, PadMode::constant,
+                               llvm::APFloat(0.0));
       })
       .Case([&](ReshapeOp o) {
         out[0] = ReshapeOp::create(b, loc, o.getInput().getType(), grad);
