@@ -59,6 +59,26 @@ public:
     return summed;
   }
 
+  /// One-hot rows of `indices` (flattened) over `classes` values:
+  /// [number of indices, classes] of `element`.
+  Value onehot(Value indices, int64_t classes, Type element) {
+    auto type = cast<RankedTensorType>(indices.getType());
+    Type index = type.getElementType();
+    int64_t count = type.getNumElements();
+    Value column = ReshapeOp::create(
+        builder, loc, RankedTensorType::get({count, 1}, index), indices);
+    SmallVector<int64_t> values;
+    for (int64_t k = 0; k < classes; ++k)
+      values.push_back(k);
+    Value iota = ConstantOp::create(
+        builder, loc,
+        DenseElementsAttr::get(RankedTensorType::get({classes}, index),
+                               ArrayRef<int64_t>(values)));
+    return CastOp::create(builder, loc,
+                          RankedTensorType::get({count, classes}, element),
+                          EqualOp::create(builder, loc, column, iota));
+  }
+
   /// Swaps the last two dimensions.
   Value transposeLast(Value value) {
     auto type = cast<RankedTensorType>(value.getType());
@@ -219,15 +239,7 @@ AutodiffPass::gradients(Operation *op, ArrayRef<Value> resultGrads,
         Type index = typeOf(labels).getElementType();
         Value column = ReshapeOp::create(
             b, loc, RankedTensorType::get({n, 1}, index), labels);
-        SmallVector<int64_t> classes;
-        for (int64_t k = 0; k < c; ++k)
-          classes.push_back(k);
-        Value iota = ConstantOp::create(
-            b, loc,
-            DenseElementsAttr::get(RankedTensorType::get({c}, index),
-                                   ArrayRef<int64_t>(classes)));
-        Value onehot =
-            CastOp::create(b, loc, type, EqualOp::create(b, loc, column, iota));
+        Value onehot = g.onehot(labels, c, f);
         Value diff = SubOp::create(
             b, loc, SoftmaxOp::create(b, loc, scores, b.getI64IntegerAttr(1)),
             onehot);
@@ -307,23 +319,11 @@ AutodiffPass::gradients(Operation *op, ArrayRef<Value> resultGrads,
           handled = false;
           return;
         }
-        Type index = typeOf(indices).getElementType();
         int64_t count = typeOf(indices).getNumElements();
         int64_t rows = dataType.getDimSize(0);
         int64_t width = dataType.getNumElements() / std::max<int64_t>(rows, 1);
         Type f = dataType.getElementType();
-        Value column = ReshapeOp::create(
-            b, loc, RankedTensorType::get({count, 1}, index), indices);
-        SmallVector<int64_t> ids;
-        for (int64_t k = 0; k < rows; ++k)
-          ids.push_back(k);
-        Value iota = ConstantOp::create(
-            b, loc,
-            DenseElementsAttr::get(RankedTensorType::get({rows}, index),
-                                   ArrayRef<int64_t>(ids)));
-        Value onehot =
-            CastOp::create(b, loc, RankedTensorType::get({count, rows}, f),
-                           EqualOp::create(b, loc, column, iota));
+        Value onehot = g.onehot(indices, rows, f);
         Value flat = ReshapeOp::create(
             b, loc, RankedTensorType::get({count, width}, f), grad);
         Value summed = MatMulOp::create(b, loc, g.transposeLast(onehot), flat);
