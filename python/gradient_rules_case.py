@@ -14,6 +14,12 @@ PyTorch's float64 loss.npy and grad.<parameter>.npy. The arithmetic case:
     k = g^T U                        gemm trans_a
     loss = sum((k - Q)^2)            broadcast sub, mul, reduce_sum
 
+The convolution case:
+
+    c1 = conv(x, K1, B1)             stride 2, padding [1, 0, 2, 1], dilation 2
+    c2 = conv(relu(c1), K2)          stride 1, no padding or bias
+    loss = sum(max_pool(c2, 2x2)^2)
+
 The normalization case:
 
     h = layer_norm(x, G, Bn)         over the last axis, with a bias
@@ -33,6 +39,7 @@ import torch
 ARITHMETIC = {"W": (4, 5), "B": (5,), "V": (4, 3), "C": (4,), "U": (10, 6),
               "Q": (6,)}
 NORMALIZATION = {"G": (6,), "Bn": (6,), "W": (6, 5)}
+CONVOLUTION = {"K1": (4, 3, 3, 3), "B1": (4,), "K2": (2, 4, 2, 2)}
 
 
 def dense(array):
@@ -104,6 +111,32 @@ def normalization_ir(params):
     return "\n".join(lines) + "\n"
 
 
+def convolution_ir(params):
+    lines = declarations(CONVOLUTION, params)
+    lines.append('''func.func @main(%x: tensor<2x3x15x12xf32> {pipe.name = "x"}) -> (tensor<f32> {pipe.name = "loss"}) {
+  %K1 = pipe.param_ref @K1 : tensor<4x3x3x3xf32>
+  %B1 = pipe.param_ref @B1 : tensor<4xf32>
+  %K2 = pipe.param_ref @K2 : tensor<2x4x2x2xf32>
+  %c1 = pipe.conv %x, %K1, %B1 strides [2, 2] pads [1, 0, 2, 1] dilations [2, 2] group 1 : tensor<2x3x15x12xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>
+  %r = pipe.relu %c1 : tensor<2x4x7x5xf32>
+  %c2 = pipe.conv %r, %K2 strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] group 1 : tensor<2x4x7x5xf32>, tensor<2x4x2x2xf32>
+  %p = pipe.max_pool %c2 kernel [2, 2] strides [2, 2] pads [0, 0, 0, 0] dilations [1, 1] : tensor<2x2x6x4xf32>
+  %sq = pipe.mul %p, %p : tensor<2x2x3x2xf32>, tensor<2x2x3x2xf32>
+  %loss = pipe.reduce_sum %sq axes [0, 1, 2, 3] : tensor<2x2x3x2xf32>
+  return %loss : tensor<f32>
+}''')
+    return "\n".join(lines) + "\n"
+
+
+def convolution_reference(p, inputs):
+    x = torch.tensor(inputs["x"], dtype=torch.float64)
+    F = torch.nn.functional
+    padded = F.pad(x, (0, 1, 1, 2))  # (left, right, top, bottom)
+    c1 = F.conv2d(padded, p["K1"], p["B1"], stride=2, dilation=2)
+    c2 = F.conv2d(torch.relu(c1), p["K2"])
+    return (F.max_pool2d(c2, 2) ** 2).sum()
+
+
 def normalization_reference(p, inputs):
     x = torch.tensor(inputs["x"], dtype=torch.float64)
     labels = torch.tensor(inputs["labels"])
@@ -128,6 +161,7 @@ CASES = {
     "arithmetic": (ARITHMETIC, arithmetic_ir, arithmetic_reference),
     "normalization": (NORMALIZATION, normalization_ir,
                       normalization_reference),
+    "convolution": (CONVOLUTION, convolution_ir, convolution_reference),
 }
 
 
@@ -142,6 +176,8 @@ def main():
               for k, s in shapes.items()}
     if args.case == "arithmetic":
         inputs = {"x": rng.normal(0, 1, (2, 3, 4)).astype(np.float32)}
+    elif args.case == "convolution":
+        inputs = {"x": rng.normal(0, 1, (2, 3, 15, 12)).astype(np.float32)}
     else:
         inputs = {"x": rng.normal(0, 1, (4, 6)).astype(np.float32),
                   "labels": np.array([3, -100, 0, 4], dtype=np.int64)}

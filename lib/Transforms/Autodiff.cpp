@@ -310,6 +310,101 @@ AutodiffPass::gradients(Operation *op, ArrayRef<Value> resultGrads,
           out[2] = g.unbroadcast(scaled, typeOf(c));
         }
       })
+      .Case([&](ConvOp o) {
+        // Group 1. dX is the transposed convolution of dY with W (with
+        // the output padding that restores X's size); dW is the
+        // convolution of X and dY with batch and channels swapped, strides
+        // and dilations exchanged, cut to the kernel; dB sums dY.
+        Value x = o.getInput(), w = o.getWeight();
+        auto xType = typeOf(x), wType = typeOf(w), yType = typeOf(grad);
+        if (o.getGroup() != 1) {
+          handled = false;
+          return;
+        }
+        int64_t spatial = xType.getRank() - 2;
+        ArrayRef<int64_t> strides = o.getStrides(), pads = o.getPads(),
+                          dilations = o.getDilations();
+        SmallVector<int64_t> outputPadding;
+        for (int64_t d = 0; d < spatial; ++d) {
+          int64_t span = xType.getDimSize(d + 2) + pads[d] + pads[spatial + d] -
+                         dilations[d] * (wType.getDimSize(d + 2) - 1) - 1;
+          outputPadding.push_back(span % strides[d]);
+        }
+        auto dx = ConvTransposeOp::create(b, loc, grad, w, Value(), strides,
+                                          pads, dilations, outputPadding);
+        if (dx.getType() != xType) {
+          handled = false;
+          return;
+        }
+        out[0] = dx;
+        SmallVector<int64_t> swap;
+        for (int64_t d = 0; d < xType.getRank(); ++d)
+          swap.push_back(d);
+        std::swap(swap[0], swap[1]);
+        auto swapAttr = b.getDenseI64ArrayAttr(swap);
+        Value xs = TransposeOp::create(b, loc, x, swapAttr);
+        Value ys = TransposeOp::create(b, loc, grad, swapAttr);
+        Value full =
+            ConvOp::create(b, loc, xs, ys, Value(), dilations, pads, strides);
+        auto fullType = typeOf(full);
+        SmallVector<int64_t> sizes(fullType.getShape());
+        for (int64_t d = 0; d < spatial; ++d)
+          sizes[d + 2] = wType.getDimSize(d + 2);
+        if (sizes != SmallVector<int64_t>(fullType.getShape()))
+          full = SliceOp::create(
+              b, loc, full,
+              b.getDenseI64ArrayAttr(SmallVector<int64_t>(sizes.size(), 0)),
+              b.getDenseI64ArrayAttr(sizes),
+              b.getDenseI64ArrayAttr(SmallVector<int64_t>(sizes.size(), 1)));
+        out[1] = TransposeOp::create(b, loc, full, swapAttr);
+        if (Value bias = o.getBias()) {
+          SmallVector<int64_t> axes = {0};
+          for (int64_t d = 2; d < yType.getRank(); ++d)
+            axes.push_back(d);
+          out[2] =
+              ReduceSumOp::create(b, loc, grad, b.getDenseI64ArrayAttr(axes));
+        }
+      })
+      .Case([&](MaxPoolOp o) {
+        // Windows that tile the input exactly (kernel = stride, no padding
+        // or dilation): each window's gradient goes to its maximum.
+        Value x = o.getInput();
+        auto xType = typeOf(x), yType = typeOf(o.getResult());
+        ArrayRef<int64_t> kernel = o.getKernelShape();
+        int64_t spatial = kernel.size();
+        bool tiles =
+            o.getStrides() == kernel &&
+            llvm::all_of(o.getPads(), [](int64_t p) { return !p; }) &&
+            llvm::all_of(o.getDilations(), [](int64_t d) { return d == 1; });
+        for (int64_t d = 0; d < spatial && tiles; ++d)
+          tiles =
+              xType.getDimSize(d + 2) == yType.getDimSize(d + 2) * kernel[d];
+        if (!tiles) {
+          handled = false;
+          return;
+        }
+        // [N, C, H', W'] -> [N, C, H', 1, W', 1] -> broadcast over the
+        // windows -> [N, C, H, W].
+        SmallVector<int64_t> split = {yType.getDimSize(0), yType.getDimSize(1)};
+        SmallVector<int64_t> window = {1, 1};
+        for (int64_t d = 0; d < spatial; ++d) {
+          split.append({yType.getDimSize(d + 2), 1});
+          window.append({1, kernel[d]});
+        }
+        Type f = xType.getElementType();
+        Value ones = g.constant(RankedTensorType::get(window, f), 1.0,
+                                /*scalar=*/false);
+        auto spread = [&](Value v) -> Value {
+          Value expanded = MulOp::create(
+              b, loc,
+              ReshapeOp::create(b, loc, RankedTensorType::get(split, f), v),
+              ones);
+          return ReshapeOp::create(b, loc, xType, expanded);
+        };
+        Value isMax = EqualOp::create(b, loc, x, spread(o.getResult()));
+        Value zero = g.constant(xType, 0.0);
+        out[0] = WhereOp::create(b, loc, isMax, spread(grad), zero);
+      })
       .Case([&](GatherOp o) {
         // Along axis 0 (embeddings): scatter-add the rows' gradients, as
         // onehot(indices)^T times the gradient.
