@@ -226,12 +226,7 @@ Partitioner::Partitioner(const PlanProblem &problem)
     requiredStages = options.cutAfter.size() + 1;
   }
 
-  if (!options.training)
-    recomputeChoices = {Recompute::None};
-  else if (options.recompute)
-    recomputeChoices = {*options.recompute};
-  else
-    recomputeChoices = {Recompute::None, Recompute::Selective, Recompute::Full};
+  recomputeChoices = problem.recomputeChoices();
 
   // Every layer runs somewhere, at best on its fastest device, so every
   // stage is at least as slow as its slowest layer there; and some stage
@@ -919,14 +914,6 @@ mlir::pipe::exhaustivePlan(const PlanProblem &problem) {
   const PlanOptions &options = problem.options();
   unsigned numLayers = problem.numLayers();
   unsigned numDevices = problem.numDevices();
-  SmallVector<Recompute, 3> choices;
-  if (!options.training)
-    choices = {Recompute::None};
-  else if (options.recompute)
-    choices = {*options.recompute};
-  else
-    choices = {Recompute::None, Recompute::Selective, Recompute::Full};
-
   std::optional<PipelinePlan> best;
   std::vector<StagePlan> plan;
   std::vector<bool> taken(numDevices, false);
@@ -934,21 +921,8 @@ mlir::pipe::exhaustivePlan(const PlanProblem &problem) {
   // For a fixed cut set and device sequence, each stage's fastest recompute
   // that fits is best for both the sum and the maximum.
   auto evaluate = [&]() {
-    unsigned numStages = plan.size();
-    for (unsigned s = 0; s < numStages; ++s) {
-      bool fits = false;
-      for (Recompute rc : choices) {
-        StageMemory memory = problem.stageMemory(plan[s].begin, plan[s].end,
-                                                 numStages - 1 - s, rc);
-        if (memory.total() <= problem.capacityBytes(plan[s].device)) {
-          plan[s].recompute = rc;
-          fits = true;
-          break;
-        }
-      }
-      if (!fits)
-        return;
-    }
+    if (!fitRecompute(problem, plan))
+      return;
     double objective = problem.objectiveMs(plan);
     if (!best || objective < best->objectiveMs) {
       best = PipelinePlan();

@@ -301,16 +301,17 @@ bool mlir::pipe::fitsMemory(const PlanProblem &problem,
   return true;
 }
 
+SmallVector<Recompute, 3> PlanProblem::recomputeChoices() const {
+  if (!opts.training)
+    return {Recompute::None};
+  if (opts.recompute)
+    return {*opts.recompute};
+  return {Recompute::None, Recompute::Selective, Recompute::Full};
+}
+
 bool mlir::pipe::fitRecompute(const PlanProblem &problem,
                               std::vector<StagePlan> &plan) {
-  const PlanOptions &options = problem.options();
-  SmallVector<Recompute, 3> choices;
-  if (!options.training)
-    choices = {Recompute::None};
-  else if (options.recompute)
-    choices = {*options.recompute};
-  else
-    choices = {Recompute::None, Recompute::Selective, Recompute::Full};
+  SmallVector<Recompute, 3> choices = problem.recomputeChoices();
   for (auto [s, stage] : llvm::enumerate(plan)) {
     bool fits = false;
     for (Recompute rc : choices)

@@ -217,6 +217,10 @@ public:
     return times(stages).objective(opts.microbatches);
   }
 
+  /// The recompute choices the options allow a stage, fastest first:
+  /// none for inference, the forced one, or all three.
+  llvm::SmallVector<Recompute, 3> recomputeChoices() const;
+
   /// Memory of a stage, by part.
   StageMemory stageMemory(unsigned begin, unsigned end,
                           unsigned positionFromEnd, Recompute recompute) const;
