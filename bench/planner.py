@@ -62,6 +62,15 @@ def write_cluster(path: str, devices: list[tuple[str, str]]) -> None:
         json.dump({"devices": entries}, f)
 
 
+def shaped_model(work: str, name: str, generator: list[str]) -> str:
+    """Writes python/shaped_models.py's IR for `generator` to WORK/NAME."""
+    path = os.path.join(work, name)
+    subprocess.run([sys.executable,
+                    os.path.join(ROOT, "python", "shaped_models.py")]
+                   + generator + ["--out", path], check=True)
+    return path
+
+
 def plan(pipe_opt: str, model: str, cluster: str, extra: list[str],
          work: str) -> tuple[dict | None, str, float]:
     out = os.path.join(work, "plan")
@@ -84,10 +93,7 @@ def baselines(pipe_opt: str, work: str) -> None:
           "| pipe's stages | planner s |")
     print("|---|---|---|---|---|---|---|---|")
     for model, generator in MODELS.items():
-        path = os.path.join(work, model + ".mlir")
-        subprocess.run([sys.executable,
-                        os.path.join(ROOT, "python", "shaped_models.py")]
-                       + generator + ["--out", path], check=True)
+        path = shaped_model(work, model + ".mlir", generator)
         for name, devices in CLUSTERS.items():
             cluster = os.path.join(work, "cluster.json")
             write_cluster(cluster, devices)
@@ -123,11 +129,8 @@ def wall_time(pipe_opt: str, work: str) -> None:
     print("| nodes | " + " | ".join(f"{d} devices" for d in counts) + " |")
     print("|---|" + "---|" * len(counts))
     for layers in [3, 10, 48]:
-        path = os.path.join(work, f"gpt{layers}.mlir")
-        subprocess.run([sys.executable,
-                        os.path.join(ROOT, "python", "shaped_models.py"),
-                        "gpt", "--layers", str(layers), "--out", path],
-                       check=True)
+        path = shaped_model(work, f"gpt{layers}.mlir",
+                            ["gpt", "--layers", str(layers)])
         cells, nodes = [], ""
         for count in counts:
             devices = ([("A100-80GB", "n1")] * (count // 2)
@@ -156,10 +159,7 @@ def blocks_vs_exact(pipe_opt: str, work: str) -> None:
           "| exact: objective / predicted ms, s | proven gap of blocks |")
     print("|---|---|---|---|---|---|")
     for model, generator in MODELS.items():
-        path = os.path.join(work, model + ".mlir")
-        subprocess.run([sys.executable,
-                        os.path.join(ROOT, "python", "shaped_models.py")]
-                       + generator + ["--out", path], check=True)
+        path = shaped_model(work, model + ".mlir", generator)
         for name in list(CLUSTERS)[:2]:
             cluster = os.path.join(work, "cluster.json")
             write_cluster(cluster, CLUSTERS[name])
