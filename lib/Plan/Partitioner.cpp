@@ -38,6 +38,16 @@ using namespace mlir::pipe;
 
 static constexpr double kInf = std::numeric_limits<double>::infinity();
 
+/// The devices, fastest (least time for the whole model) first.
+static std::vector<unsigned> fastestFirst(const PlanProblem &problem) {
+  std::vector<unsigned> order(problem.numDevices());
+  std::iota(order.begin(), order.end(), 0);
+  llvm::stable_sort(order, [&](unsigned a, unsigned b) {
+    return problem.modelMs(a) < problem.modelMs(b);
+  });
+  return order;
+}
+
 namespace {
 
 /// Interchangeable devices.
@@ -175,18 +185,9 @@ Partitioner::Partitioner(const PlanProblem &problem)
       }
     }
     if (cells() > kMaxCells) {
-      std::vector<double> total(numDevices, 0);
-      for (unsigned d = 0; d < numDevices; ++d)
-        for (unsigned l = 0; l < problem.numLayers(); ++l)
-          total[d] +=
-              problem.layerForwardMs(l, d) + problem.layerBackwardMs(l, d);
-      std::vector<unsigned> order(numDevices);
-      std::iota(order.begin(), order.end(), 0);
-      llvm::stable_sort(
-          order, [&](unsigned a, unsigned b) { return total[a] < total[b]; });
       forcedOrder = true;
       classes.clear();
-      for (unsigned device : order)
+      for (unsigned device : fastestFirst(problem))
         classes.push_back({{device}});
       // The stage count the options fix, else one stage per device (or
       // per layer): the fastest devices take them.
@@ -604,27 +605,21 @@ seedPlan(const PlanProblem &problem) {
       (options.stages && options.stages != numDevices) ||
       numLayers < numDevices)
     return std::nullopt;
-  std::vector<double> total(numDevices, 0);
-  for (unsigned d = 0; d < numDevices; ++d)
-    for (unsigned l = 0; l < numLayers; ++l)
-      total[d] += problem.layerForwardMs(l, d) + problem.layerBackwardMs(l, d);
-  std::vector<unsigned> order(numDevices);
-  std::iota(order.begin(), order.end(), 0);
-  llvm::stable_sort(
-      order, [&](unsigned a, unsigned b) { return total[a] < total[b]; });
+  std::vector<unsigned> order = fastestFirst(problem);
   double speed = 0;
-  for (double t : total)
-    speed += t > 0 ? 1 / t : 0;
+  for (unsigned d = 0; d < numDevices; ++d)
+    speed += problem.modelMs(d) > 0 ? 1 / problem.modelMs(d) : 0;
   std::vector<StagePlan> plan;
   unsigned begin = 0;
   for (unsigned s = 0; s < numDevices; ++s) {
     unsigned device = order[s];
-    double share = total[device] > 0 ? (1 / total[device]) / speed : 0;
+    double total = problem.modelMs(device);
+    double share = total > 0 ? (1 / total) / speed : 0;
     unsigned end = begin + 1;
     double done = problem.layerForwardMs(begin, device) +
                   problem.layerBackwardMs(begin, device);
     while (end + (numDevices - 1 - s) < numLayers &&
-           (s + 1 == numDevices || done < share * total[device])) {
+           (s + 1 == numDevices || done < share * total)) {
       done += problem.layerForwardMs(end, device) +
               problem.layerBackwardMs(end, device);
       ++end;

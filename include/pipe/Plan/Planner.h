@@ -187,6 +187,10 @@ public:
   double layerBackwardMs(unsigned layer, unsigned device) const {
     return bwd[device][layer + 1] - bwd[device][layer];
   }
+  /// Forward plus backward time of the whole model on `device`.
+  double modelMs(unsigned device) const {
+    return fwd[device].back() + bwd[device].back();
+  }
 
   /// Forward + backward FLOPs of M microbatches over the cluster's combined
   /// peak at the cost model's best efficiency: no plan can beat it.
