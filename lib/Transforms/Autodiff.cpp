@@ -569,8 +569,11 @@ void AutodiffPass::runOnOperation() {
       total = g.constant(type, 0.0, /*scalar=*/false);
     results.push_back(total);
     types.push_back(type);
-    attrs.push_back(builder.getDictionaryAttr(builder.getNamedAttr(
-        "pipe.name", builder.getStringAttr("grad." + name.str()))));
+    attrs.push_back(builder.getDictionaryAttr(
+        {builder.getNamedAttr("pipe.name",
+                              builder.getStringAttr("grad." + name.str())),
+         builder.getNamedAttr("pipe.grad_of",
+                              FlatSymbolRefAttr::get(parameter))}));
   }
   func::ReturnOp::create(builder, ret.getLoc(), results);
   ret.erase();

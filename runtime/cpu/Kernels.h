@@ -206,6 +206,36 @@ void pad(const void *x, const int64_t *xShape, int rank, const int64_t *pads,
 void trilu(const void *x, const int64_t *xShape, int rank, int64_t k,
            bool upper, size_t elementSize, void *y);
 
+//===----------------------------------------------------------------------===//
+// Optimizer updates (torch.optim, see docs/training.md)
+//===----------------------------------------------------------------------===//
+
+struct SGDOptions {
+  double lr, momentum, dampening, weightDecay;
+  bool nesterov;
+};
+
+/// One SGD step over `count` elements at step `step` (from 1). `buffer`
+/// and `newBuffer` (the momentum buffer) are only read and written when
+/// the momentum is not zero; at step 1 the buffer starts as the gradient.
+template <typename T>
+void sgdUpdate(const T *param, const T *grad, const T *buffer, int64_t count,
+               int64_t step, const SGDOptions &options, T *newParam,
+               T *newBuffer);
+
+struct AdamOptions {
+  double lr, beta1, beta2, eps, weightDecay;
+  /// AdamW: decay the parameter, not the gradient.
+  bool decoupled;
+};
+
+/// One Adam or AdamW step over `count` elements at step `step` (from 1).
+template <typename T>
+void adamUpdate(const T *param, const T *grad, const T *expAvg,
+                const T *expAvgSq, int64_t count, int64_t step,
+                const AdamOptions &options, T *newParam, T *newExpAvg,
+                T *newExpAvgSq);
+
 } // namespace cpu
 } // namespace pipe_rt
 

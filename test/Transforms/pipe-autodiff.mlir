@@ -5,7 +5,7 @@
 // gets zeros.
 
 // CHECK-LABEL: func.func @main
-// CHECK-SAME: -> (tensor<f32> {pipe.name = "loss"}, tensor<4x3xf32> {pipe.name = "grad.w"}, tensor<3xf32> {pipe.name = "grad.b"}, tensor<5xf32> {pipe.name = "grad.unused"})
+// CHECK-SAME: -> (tensor<f32> {pipe.name = "loss"}, tensor<4x3xf32> {pipe.grad_of = @w, pipe.name = "grad.w"}, tensor<3xf32> {pipe.grad_of = @b, pipe.name = "grad.b"}, tensor<5xf32> {pipe.grad_of = @unused, pipe.name = "grad.unused"})
 // The mean spreads the seed over the 2x3 elements.
 // CHECK: %[[SEED:.*]] = pipe.constant dense<1.000000e+00> : tensor<f32>
 // CHECK: %[[SPREAD:.*]] = pipe.reshape %[[SEED]] : tensor<f32> to tensor<1x1xf32>

@@ -79,7 +79,8 @@ def Autodiff : Pass<"pipe-autodiff", "::mlir::ModuleOp"> {
     Rewrites @main, whose single result is a scalar loss (see
     `--pipe-prepare-training`), to return the loss followed by the gradient
     of the loss with respect to every trainable parameter, in declaration
-    order. Gradient results are named `grad.<parameter>`.
+    order. Gradient results are named `grad.<parameter>` and carry
+    `pipe.grad_of = @<parameter>`.
 
     Adjoints are accumulated walking @main backwards. Gradients of
     broadcast operands are summed over the broadcast dimensions. The ops
@@ -91,6 +92,58 @@ def Autodiff : Pass<"pipe-autodiff", "::mlir::ModuleOp"> {
     other op on a path from a trainable parameter to the loss is an error
     that names its ONNX node.
   }];
+  let dependentDialects = ["::mlir::pipe::PipeDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
+def Optimizer : Pass<"pipe-optimizer", "::mlir::ModuleOp"> {
+  let summary = "Add @update: one optimizer step for every trainable parameter";
+  let description = [{
+    Runs after `--pipe-autodiff`. For every gradient result of @main (a
+    result with `pipe.grad_of`), @update takes the gradient, averaged over
+    the step's microbatches by the caller, and a final `step` argument
+    (`tensor<i64>`, counting from 1). It applies `pipe.sgd_update` or
+    `pipe.adam_update` and returns the new parameter and optimizer state,
+    each result marked `pipe.assign = @<parameter>`: the caller writes it
+    over that parameter. The state lives in new zero-initialized
+    parameters `@"opt.<parameter>.momentum_buffer"`, `.exp_avg` and
+    `.exp_avg_sq`.
+
+    The formulas are those of `torch.optim.SGD`, `Adam` and `AdamW`; an
+    option left at -1 takes PyTorch's default (lr: 0.01 for SGD, 0.001
+    for Adam and AdamW; weight_decay: 0, or 0.01 for AdamW).
+
+    ```mlir
+    func.func @update(%g: tensor<4x4xf32> {pipe.name = "grad.w"},
+                      %step: tensor<i64> {pipe.name = "step"})
+        -> (tensor<4x4xf32> {pipe.assign = @w}) {
+      %w = pipe.param_ref @w : tensor<4x4xf32>
+      %new = pipe.sgd_update %w, %g, %step {lr = 1.0e-02 : f64}
+          : tensor<4x4xf32>
+      return %new : tensor<4x4xf32>
+    }
+    ```
+    Errors: @main without gradient results, an @update already there, a
+    state parameter name already taken, and hyperparameters torch.optim
+    rejects (negative lr, betas outside [0, 1), Nesterov without momentum
+    or with dampening).
+  }];
+  let options = [
+    Option<"optimizer", "optimizer", "std::string", /*default=*/"\"sgd\"",
+           "sgd, adam or adamw">,
+    Option<"lr", "lr", "double", /*default=*/"-1.0", "Learning rate">,
+    Option<"momentum", "momentum", "double", /*default=*/"0.0",
+           "SGD momentum">,
+    Option<"dampening", "dampening", "double", /*default=*/"0.0",
+           "SGD dampening">,
+    Option<"nesterov", "nesterov", "bool", /*default=*/"false",
+           "SGD with Nesterov momentum">,
+    Option<"weightDecay", "weight-decay", "double", /*default=*/"-1.0",
+           "Weight decay (decoupled for AdamW)">,
+    Option<"beta1", "beta1", "double", /*default=*/"0.9", "Adam beta1">,
+    Option<"beta2", "beta2", "double", /*default=*/"0.999", "Adam beta2">,
+    Option<"eps", "eps", "double", /*default=*/"1e-8", "Adam epsilon">
+  ];
   let dependentDialects = ["::mlir::pipe::PipeDialect",
                            "::mlir::func::FuncDialect"];
 }

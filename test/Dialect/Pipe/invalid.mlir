@@ -1418,3 +1418,43 @@ func.func @add_dynamic(%x: tensor<?xf32>) {
   %0 = pipe.add %x, %x : tensor<?xf32>, tensor<?xf32>
   return
 }
+
+// -----
+
+func.func @sgd_momentum_without_buffer(%p: tensor<4xf32>, %step: tensor<i64>) {
+  // expected-error @+1 {{has a momentum buffer exactly when momentum is not zero}}
+  %0 = pipe.sgd_update %p, %p, %step {lr = 0.1 : f64, momentum = 0.9 : f64} : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @sgd_nesterov_dampening(%p: tensor<4xf32>, %step: tensor<i64>) {
+  // expected-error @+1 {{nesterov needs a momentum and zero dampening}}
+  %0, %1 = pipe.sgd_update %p, %p, %step momentum_buffer %p {lr = 0.1 : f64, momentum = 0.9 : f64, dampening = 0.1 : f64, nesterov} : tensor<4xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @sgd_buffer_type(%p: tensor<4xf32>, %b: tensor<2xf32>, %step: tensor<i64>) {
+  // expected-error @+1 {{momentum buffer type 'tensor<2xf32>' differs from the parameter type 'tensor<4xf32>'}}
+  %0, %1 = pipe.sgd_update %p, %p, %step momentum_buffer %b {lr = 0.1 : f64, momentum = 0.9 : f64} : tensor<4xf32>, tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @adam_betas(%p: tensor<4xf32>, %step: tensor<i64>) {
+  // expected-error @+1 {{betas must be in [0, 1)}}
+  %0, %1, %2 = pipe.adam_update %p, %p, %p, %p, %step {lr = 0.1 : f64, beta2 = 1.0 : f64} : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @adam_negative_lr(%p: tensor<4xf32>, %step: tensor<i64>) {
+  // expected-error @+1 {{lr, eps and weight_decay must not be negative}}
+  %0, %1, %2 = pipe.adam_update %p, %p, %p, %p, %step {lr = -0.1 : f64} : tensor<4xf32>
+  return
+}

@@ -258,6 +258,19 @@ pipe.stage @s1 index 1 device "v0" {
   }
 }
 
+// CHECK-LABEL: func @optimizers
+func.func @optimizers(%p: tensor<8x4xf32>, %g: tensor<8x4xf32>,
+                      %b: tensor<8x4xf32>, %v: tensor<8x4xf32>,
+                      %step: tensor<i64>) {
+  // CHECK: pipe.sgd_update %{{.*}}, %{{.*}}, %{{.*}} {lr = 1.000000e-01 : f64} : tensor<8x4xf32>
+  %0 = pipe.sgd_update %p, %g, %step {lr = 0.1 : f64} : tensor<8x4xf32>
+  // CHECK: pipe.sgd_update %{{.*}}, %{{.*}}, %{{.*}} momentum_buffer %{{.*}} {lr = 5.000000e-02 : f64, momentum = 9.000000e-01 : f64, nesterov} : tensor<8x4xf32>, tensor<8x4xf32>
+  %1, %2 = pipe.sgd_update %p, %g, %step momentum_buffer %b {lr = 0.05 : f64, momentum = 0.9 : f64, nesterov} : tensor<8x4xf32>, tensor<8x4xf32>
+  // CHECK: pipe.adam_update %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {decoupled, lr = 1.000000e-03 : f64, weight_decay = 1.000000e-02 : f64} : tensor<8x4xf32>
+  %3, %4, %5 = pipe.adam_update %p, %g, %b, %v, %step {decoupled, lr = 1.0e-3 : f64, weight_decay = 1.0e-2 : f64} : tensor<8x4xf32>
+  return
+}
+
 {-#
   dialect_resources: {
     builtin: {

@@ -184,3 +184,46 @@ LogicalResult RecomputeOp::verify() {
     return emitOpError("yielded types must match the result types");
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// Optimizer updates
+//===----------------------------------------------------------------------===//
+
+LogicalResult SGDUpdateOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location>,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  types.push_back(adaptor.getParam().getType());
+  if (adaptor.getMomentumBuffer())
+    types.push_back(adaptor.getMomentumBuffer().getType());
+  return success();
+}
+
+LogicalResult SGDUpdateOp::verify() {
+  double momentum = getMomentum().convertToDouble();
+  if (getLr().convertToDouble() < 0 || momentum < 0 ||
+      getWeightDecay().convertToDouble() < 0)
+    return emitOpError("lr, momentum and weight_decay must not be negative");
+  if ((momentum != 0) != static_cast<bool>(getMomentumBuffer()))
+    return emitOpError("has a momentum buffer exactly when momentum is not "
+                       "zero");
+  if (getMomentumBuffer() &&
+      getMomentumBuffer().getType() != getParam().getType())
+    return emitOpError("momentum buffer type ")
+           << getMomentumBuffer().getType()
+           << " differs from the parameter type " << getParam().getType();
+  if (getNesterov() && (momentum == 0 || getDampening().convertToDouble() != 0))
+    return emitOpError("nesterov needs a momentum and zero dampening");
+  return success();
+}
+
+LogicalResult AdamUpdateOp::verify() {
+  double beta1 = getBeta1().convertToDouble(),
+         beta2 = getBeta2().convertToDouble();
+  if (getLr().convertToDouble() < 0 || getEps().convertToDouble() < 0 ||
+      getWeightDecay().convertToDouble() < 0)
+    return emitOpError("lr, eps and weight_decay must not be negative");
+  if (beta1 < 0 || beta1 >= 1 || beta2 < 0 || beta2 >= 1)
+    return emitOpError("betas must be in [0, 1)");
+  return success();
+}

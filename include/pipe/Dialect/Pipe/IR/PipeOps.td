@@ -24,6 +24,7 @@ def Pipe_BoolTensor : StaticShapeTensorOf<[I1]>;
 
 include "pipe/Dialect/Pipe/IR/PipeElementwiseOps.td"
 include "pipe/Dialect/Pipe/IR/PipeNNOps.td"
+include "pipe/Dialect/Pipe/IR/PipeOptimizerOps.td"
 include "pipe/Dialect/Pipe/IR/PipeShapeOps.td"
 include "pipe/Dialect/Pipe/IR/PipeStructureOps.td"
 
