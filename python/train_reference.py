@@ -26,6 +26,14 @@ For each model it writes DIR/<model>/:
                           microbatch losses, taken before the update.
   <opt>/weights/<init>.npy  the weights after the last step (float32).
   <opt>/config.json       the optimizer and its exact hyperparameters.
+  zero_gradients.json     the parameter elements whose gradient is zero on
+                          every microbatch, in float64 at the initial
+                          weights (the attention key bias: softmax ignores
+                          a shift shared by all keys). Their computed
+                          gradients are rounding noise, which Adam scales
+                          up to steps of about lr, so no two
+                          implementations agree on them;
+                          check_training.py compares them loosely.
 
 Training follows docs/architecture.md section 2 ("OUT/run"): step s uses
 microbatches s*M .. s*M+M-1; the gradient is the mean of the M microbatch
@@ -356,6 +364,25 @@ def train(model: nn.Module, opt_name: str, data: dict[str, np.ndarray],
     return losses
 
 
+def zero_gradients(model: nn.Module, data: dict[str, np.ndarray], b: int,
+                   count: int, threshold: float = 1e-12) -> dict:
+    """The elements of each parameter whose float64 gradient is at most
+    `threshold` times the tensor's largest on all `count` microbatches."""
+    twin = copy.deepcopy(model).double()
+    small = {}
+    for i in range(count):
+        twin.zero_grad(set_to_none=True)
+        inputs = [t.double() if t.is_floating_point() else t
+                  for t in microbatch(data, b, i)]
+        twin(*inputs).backward()
+        for name, p in twin.named_parameters():
+            g = p.grad.abs().flatten()
+            below = (g <= threshold * max(float(g.max()), 1e-300)).numpy()
+            small[name] = below if name not in small else small[name] & below
+    return {name: np.flatnonzero(mask).tolist()
+            for name, mask in small.items() if mask.any()}
+
+
 def write_json(path: str, value) -> None:
     with open(path, "w") as f:
         json.dump(value, f, indent=2)
@@ -378,6 +405,10 @@ def run_model(name: str, args: argparse.Namespace) -> None:
     write_json(os.path.join(folder, "first_loss.json"),
                {"loss": first[0], "microbatch_size": b,
                 "step1_microbatch_losses": first})
+
+    zeros = zero_gradients(model, data, b, args.steps * args.microbatches)
+    write_json(os.path.join(folder, "zero_gradients.json"),
+               {"threshold": 1e-12, "elements": zeros})
 
     print(f"{name}: b={b}, {len(initial)} parameters "
           f"({sum(v.size for v in initial.values())} values), "

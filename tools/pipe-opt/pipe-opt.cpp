@@ -118,6 +118,41 @@ static llvm::cl::opt<double>
     momentum("momentum", llvm::cl::desc("SGD momentum (default 0)"),
              llvm::cl::init(0), llvm::cl::cat(planCategory));
 
+static llvm::cl::opt<double> learningRate(
+    "lr",
+    llvm::cl::desc("Learning rate (default 0.01 for SGD, 0.001 for Adam "
+                   "and AdamW)"),
+    llvm::cl::init(-1), llvm::cl::cat(planCategory));
+
+static llvm::cl::opt<bool> nesterov("nesterov",
+                                    llvm::cl::desc("SGD: Nesterov momentum"),
+                                    llvm::cl::cat(planCategory));
+
+static llvm::cl::opt<double>
+    dampening("dampening",
+              llvm::cl::desc("SGD: momentum dampening (default 0)"),
+              llvm::cl::init(0), llvm::cl::cat(planCategory));
+
+static llvm::cl::opt<double> weightDecay(
+    "weight-decay",
+    llvm::cl::desc("Weight decay (default 0, or 0.01 for AdamW, where it is "
+                   "decoupled)"),
+    llvm::cl::init(-1), llvm::cl::cat(planCategory));
+
+static llvm::cl::opt<double> beta1("beta1",
+                                   llvm::cl::desc("Adam: beta1 (default 0.9)"),
+                                   llvm::cl::init(0.9),
+                                   llvm::cl::cat(planCategory));
+
+static llvm::cl::opt<double>
+    beta2("beta2", llvm::cl::desc("Adam: beta2 (default 0.999)"),
+          llvm::cl::init(0.999), llvm::cl::cat(planCategory));
+
+static llvm::cl::opt<double> adamEps("eps",
+                                     llvm::cl::desc("Adam: eps (default 1e-8)"),
+                                     llvm::cl::init(1e-8),
+                                     llvm::cl::cat(planCategory));
+
 static llvm::cl::opt<pipe::Precision> precision(
     "precision", llvm::cl::desc("Precision of contractions"),
     llvm::cl::values(clEnumValN(pipe::Precision::FP32, "fp32", "(default)"),
@@ -224,13 +259,32 @@ importONNXToBuffer(StringRef path, DialectRegistry &registry) {
   return llvm::MemoryBuffer::getMemBufferCopy(bytes, path);
 }
 
+/// The --pipe-optimizer options of the command line.
+static pipe::OptimizerOptions optimizerOptions() {
+  pipe::OptimizerOptions options;
+  options.optimizer = optimizer == OptimizerChoice::SGD    ? "sgd"
+                      : optimizer == OptimizerChoice::Adam ? "adam"
+                                                           : "adamw";
+  options.lr = learningRate;
+  options.momentum = momentum;
+  options.dampening = dampening;
+  options.nesterov = nesterov;
+  options.weightDecay = weightDecay;
+  options.beta1 = beta1;
+  options.beta2 = beta2;
+  options.eps = adamEps;
+  return options;
+}
+
 /// Parses `input` and prepares it for planning and code generation:
-/// canonicalization, CSE and, without --train, inference mode. Null after
-/// printing the errors.
+/// canonicalization, CSE and, without --train, inference mode; with
+/// --train and `trainingStep`, the gradients and the optimizer step. Null
+/// after printing the errors.
 static OwningOpRef<ModuleOp>
 prepareModule(std::unique_ptr<llvm::MemoryBuffer> input, MLIRContext &context,
               llvm::SourceMgr &sourceMgr,
-              llvm::StringSet<> *foldedNodes = nullptr) {
+              llvm::StringSet<> *foldedNodes = nullptr,
+              bool trainingStep = false) {
   sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)
@@ -255,6 +309,12 @@ prepareModule(std::unique_ptr<llvm::MemoryBuffer> input, MLIRContext &context,
     pm.addPass(pipe::createInferenceMode());
   pm.addPass(createCSEPass());
   pm.addPass(createCanonicalizerPass());
+  if (train && trainingStep) {
+    pm.addPass(pipe::createAutodiff());
+    pm.addPass(createCanonicalizerPass());
+    pm.addPass(createCSEPass());
+    pm.addPass(pipe::createOptimizer(optimizerOptions()));
+  }
   if (failed(pm.run(*module)))
     return nullptr;
   if (foldedNodes) {
@@ -330,18 +390,31 @@ static int compileProgram(std::unique_ptr<llvm::MemoryBuffer> input,
     llvm::errs() << "error: --loss and --freeze need --train\n";
     return 1;
   }
+  for (llvm::cl::Option *option : std::initializer_list<llvm::cl::Option *>{
+           &learningRate, &nesterov, &dampening, &weightDecay, &beta1, &beta2,
+           &adamEps, &momentum, &optimizer})
+    if (!train && option->getNumOccurrences()) {
+      llvm::errs() << "error: --" << option->ArgStr
+                   << " is an optimizer option; it needs --train\n";
+      return 1;
+    }
   if (exactLayers < 2) {
     llvm::errs() << "error: --plan-exact-layers must be at least 2\n";
     return 1;
   }
   bool planOnly = emitKind == "plan";
-  if (!planOnly && (train || !clusterPath.empty() || stages > 1 ||
+  if (!planOnly && (!clusterPath.empty() || stages > 1 ||
                     partition != pipe::Partition::Auto || !cutAfter.empty() ||
                     !deviceOrder.empty())) {
     llvm::errs() << "error: --emit=" << emitKind << " builds one CPU stage "
-                 << "for inference so far; --train, --cluster, --stages, "
-                    "--partition, --cut-after and --device-order work with "
-                    "--emit=plan\n";
+                 << "so far; --cluster, --stages, --partition, --cut-after "
+                    "and --device-order work with --emit=plan\n";
+    return 1;
+  }
+  if (!train && microbatches > 1 && !planOnly) {
+    llvm::errs() << "error: --microbatches sets the microbatches of a "
+                    "training step (--train); for inference, each input "
+                    "file holds as many as it has\n";
     return 1;
   }
   if (!planOnly && !timelinePath.empty()) {
@@ -366,7 +439,8 @@ static int compileProgram(std::unique_ptr<llvm::MemoryBuffer> input,
   pipe::PlanRequest request = planRequest();
   OwningOpRef<ModuleOp> module =
       prepareModule(std::move(input), context, sourceMgr,
-                    planOnly ? &request.foldedNodes : nullptr);
+                    planOnly ? &request.foldedNodes : nullptr,
+                    /*trainingStep=*/!planOnly);
   if (!module)
     return 1;
   if (planOnly) {
@@ -380,6 +454,7 @@ static int compileProgram(std::unique_ptr<llvm::MemoryBuffer> input,
   }
   pipe::CPUTargetOptions options;
   options.compile = emitKind == "binaries";
+  options.microbatches = microbatches;
   if (failed(pipe::emitCPUProgram(*module, outDir, options)))
     return 1;
   return 0;

@@ -68,10 +68,11 @@ static FailureOr<std::string> elementBytes(ElementsAttr attr) {
 namespace {
 class StageEmitterImpl {
 public:
-  StageEmitterImpl(func::FuncOp main,
+  StageEmitterImpl(func::FuncOp main, StringRef name,
                    const llvm::StringMap<std::string> &parameterData,
                    StageArtifacts &artifacts)
-      : main(main), parameterData(parameterData), artifacts(artifacts) {}
+      : main(main), name(name), parameterData(parameterData),
+        artifacts(artifacts) {}
 
   LogicalResult run();
 
@@ -84,6 +85,15 @@ private:
     artifacts.weights += bytes;
     return offset;
   }
+  /// The offset of parameter `symbol` in the weights blob, adding its data
+  /// on first use.
+  FailureOr<int64_t> parameterOffset(Operation *user, StringRef symbol,
+                                     RankedTensorType type);
+  /// A C++ statement that reports an out-of-range label or index: the
+  /// input it comes from (when it is one of the function's arguments, read
+  /// through reshapes) and its row in the input file.
+  std::string rangeError(Value labels, const std::string &flatIndex,
+                         const std::string &what, int64_t limit);
   /// Names a static int64 array holding `values`, shared between uses.
   std::string ints(ArrayRef<int64_t> values);
   std::string shapeOf(Value value) {
@@ -118,6 +128,7 @@ private:
   void countFlops(Operation *op);
 
   func::FuncOp main;
+  std::string name;
   const llvm::StringMap<std::string> &parameterData;
   StageArtifacts &artifacts;
 
@@ -161,16 +172,11 @@ StageEmitterImpl::assignStorage(ArrayRef<SmallVector<Operation *>> steps) {
   // Parameters and constants live in the weights blob.
   for (Operation &op : main.getBody().front()) {
     if (auto ref = dyn_cast<ParamRefOp>(op)) {
-      auto it = parameterData.find(ref.getName());
-      if (it == parameterData.end())
-        return ref.emitError("no data for parameter '") << ref.getName() << "'";
-      if (static_cast<int64_t>(it->second.size()) != byteSize(ref))
-        return ref.emitError("parameter '")
-               << ref.getName() << "' has " << it->second.size()
-               << " bytes of data, its type needs " << byteSize(ref);
-      artifacts.parameterBytes += it->second.size();
-      pointers[ref] =
-          "(weights + " + std::to_string(addWeights(it->second)) + ")";
+      FailureOr<int64_t> offset =
+          parameterOffset(ref, ref.getName(), tensorType(ref));
+      if (failed(offset))
+        return failure();
+      pointers[ref] = "(weights + " + std::to_string(*offset) + ")";
     } else if (auto constant = dyn_cast<ConstantOp>(op)) {
       FailureOr<std::string> bytes = elementBytes(constant.getValue());
       if (failed(bytes))
@@ -221,11 +227,62 @@ StageEmitterImpl::assignStorage(ArrayRef<SmallVector<Operation *>> steps) {
   for (Value value : order)
     list.push_back(requests[value]);
   MemoryPlan plan = planMemory(list);
-  artifacts.arenaBytes = plan.peakBytes;
-  artifacts.arenaBytesWithoutReuse = plan.totalBytes;
+  artifacts.arenaBytes = std::max(artifacts.arenaBytes, plan.peakBytes);
+  artifacts.arenaBytesWithoutReuse =
+      std::max(artifacts.arenaBytesWithoutReuse, plan.totalBytes);
   for (Value value : order)
     pointers[value] = "(arena + " + std::to_string(plan.offsets[value]) + ")";
   return success();
+}
+
+FailureOr<int64_t> StageEmitterImpl::parameterOffset(Operation *user,
+                                                     StringRef symbol,
+                                                     RankedTensorType type) {
+  auto known = artifacts.parameterIndex.find(symbol);
+  if (known != artifacts.parameterIndex.end())
+    return artifacts.parameters[known->second].offset;
+  auto it = parameterData.find(symbol);
+  if (it == parameterData.end())
+    return user->emitError("no data for parameter '") << symbol << "'";
+  if (static_cast<int64_t>(it->second.size()) != tensorBytes(type))
+    return user->emitError("parameter '")
+           << symbol << "' has " << it->second.size()
+           << " bytes of data, its type needs " << tensorBytes(type);
+  auto parameter = SymbolTable::lookupNearestSymbolFrom<ParameterOp>(
+      user, StringAttr::get(user->getContext(), symbol));
+  artifacts.parameterBytes += it->second.size();
+  WeightEntry entry{symbol.str(), addWeights(it->second), type,
+                    parameter && parameter.getTrainable()};
+  artifacts.parameterIndex[symbol] = artifacts.parameters.size();
+  artifacts.parameters.push_back(entry);
+  return entry.offset;
+}
+
+std::string StageEmitterImpl::rangeError(Value labels,
+                                         const std::string &flatIndex,
+                                         const std::string &what,
+                                         int64_t limit) {
+  std::string value =
+      "static_cast<int64_t>(" + input(labels) + "[" + flatIndex + "])";
+  auto arg = dyn_cast<BlockArgument>(root(labels));
+  auto argName =
+      arg ? main.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "pipe.name")
+          : StringAttr();
+  if (!argName || tensorType(arg).getRank() == 0)
+    return llvm::formatv("error = \"{0} \" + std::to_string({1}) + \" at "
+                         "flat index \" + std::to_string({2}) + \" is out of "
+                         "range [0, {3})\";",
+                         what, value, flatIndex, limit)
+        .str();
+  RankedTensorType type = tensorType(arg);
+  int64_t rows = type.getDimSize(0);
+  int64_t perRow = rows ? type.getNumElements() / rows : 1;
+  return llvm::formatv(
+             "error = \"{0} \" + std::to_string({1}) + \" in row \" + "
+             "std::to_string(microbatch * {2} + {3} / {4}) + \" of input "
+             "'{5}' is out of range [0, {6})\";",
+             what, value, rows, flatIndex, perRow, argName.getValue(), limit)
+      .str();
 }
 
 LogicalResult StageEmitterImpl::emitFusedLoop(ArrayRef<Operation *> ops) {
@@ -496,18 +553,17 @@ LogicalResult StageEmitterImpl::emitKernel(Operation *op) {
                                                          : "Mean";
                 std::optional<int64_t> ignore = o.getIgnoreIndex();
                 std::string bad = "bad" + std::to_string(tempCounter++);
+                int64_t classes = tensorType(o.getInput()).getDimSize(1);
                 return fmt(
                     "int64_t {9} = -1;\n  if (!cpu::{0}({1}, {2}, {3}, {4}, "
                     "{5}, cpu::LossReduction::{6}, {7}, {8}, {10}, &{9})) {{\n"
-                    "    error = \"label \" + std::to_string({9}) + \" (flat "
-                    "index) of {11} is out of range [0, {12})\";\n"
-                    "    return false;\n  }",
+                    "    {11}\n    return false;\n  }",
                     fn, input(o.getInput()), shapeOf(o.getInput()),
                     rankOf(o.getInput()), input(o.getLabels()),
                     optional(o.getWeight()), reduction,
                     bool_(ignore.has_value()), ignore.value_or(0), bad,
-                    output(o), "the labels",
-                    tensorType(o.getInput()).getDimSize(1));
+                    output(o),
+                    rangeError(o.getLabels(), bad, "label", classes));
               })
           .Case([&](TransposeOp o) {
             return fmt("cpu::transpose({0}, {1}, {2}, {3}, {4}, {5})",
@@ -524,16 +580,45 @@ LogicalResult StageEmitterImpl::emitKernel(Operation *op) {
           })
           .Case([&](GatherOp o) -> std::optional<std::string> {
             std::string bad = "bad" + std::to_string(tempCounter++);
+            int64_t extent = tensorType(o.getData()).getDimSize(o.getAxis());
+            return fmt("int64_t {0} = -1;\n  if (!cpu::gather({1}, {2}, {3}, "
+                       "{4}, {5}, {6}, {7}, {8}, &{0})) {{\n"
+                       "    {9}\n    return false;\n  }",
+                       bad, pointer(o.getData()), shapeOf(o.getData()),
+                       rankOf(o.getData()), o.getAxis(), input(o.getIndices()),
+                       tensorType(o.getIndices()).getNumElements(),
+                       elementSize(o), pointer(o),
+                       rangeError(o.getIndices(), bad, "gather index", extent));
+          })
+          .Case([&](SGDUpdateOp o) {
+            Value buffer = o.getMomentumBuffer();
             return fmt(
-                "int64_t {0} = -1;\n  if (!cpu::gather({1}, {2}, {3}, {4}, "
-                "{5}, {6}, {7}, {8}, &{0})) {{\n"
-                "    error = \"gather index at flat position \" + "
-                "std::to_string({0}) + \" is out of range\";\n"
-                "    return false;\n  }",
-                bad, pointer(o.getData()), shapeOf(o.getData()),
-                rankOf(o.getData()), o.getAxis(), input(o.getIndices()),
-                tensorType(o.getIndices()).getNumElements(), elementSize(o),
-                pointer(o));
+                "cpu::sgdUpdate({0}, {1}, {2}, {3}, *{4}, "
+                "cpu::SGDOptions{{{5:e17}, {6:e17}, {7:e17}, {8:e17}, {9}}, "
+                "{10}, {11})",
+                input(o.getParam()), input(o.getGrad()), optional(buffer),
+                tensorType(o.getParam()).getNumElements(), input(o.getStep()),
+                o.getLr().convertToDouble(), o.getMomentum().convertToDouble(),
+                o.getDampening().convertToDouble(),
+                o.getWeightDecay().convertToDouble(), bool_(o.getNesterov()),
+                output(o.getNewParam()),
+                buffer ? output(o.getNewMomentumBuffer())
+                       : "static_cast<" + elementOf(o.getParam()) +
+                             " *>(nullptr)");
+          })
+          .Case([&](AdamUpdateOp o) {
+            return fmt(
+                "cpu::adamUpdate({0}, {1}, {2}, {3}, {4}, *{5}, "
+                "cpu::AdamOptions{{{6:e17}, {7:e17}, {8:e17}, {9:e17}, "
+                "{10:e17}, {11}}, {12}, {13}, {14})",
+                input(o.getParam()), input(o.getGrad()), input(o.getExpAvg()),
+                input(o.getExpAvgSq()),
+                tensorType(o.getParam()).getNumElements(), input(o.getStep()),
+                o.getLr().convertToDouble(), o.getBeta1().convertToDouble(),
+                o.getBeta2().convertToDouble(), o.getEps().convertToDouble(),
+                o.getWeightDecay().convertToDouble(), bool_(o.getDecoupled()),
+                output(o.getNewParam()), output(o.getNewExpAvg()),
+                output(o.getNewExpAvgSq()));
           })
           .Case([&](ConcatOp o) {
             std::string name = "concat" + std::to_string(tempCounter++);
@@ -630,27 +715,40 @@ LogicalResult StageEmitterImpl::run() {
                                            : emitKernel(step.front())))
       return failure();
   }
-  // Results go to the microbatch's output slots.
-  for (auto [i, result] : llvm::enumerate(block.getTerminator()->getOperands()))
-    os << "  std::memcpy(out[" << i << "], " << pointer(result) << ", "
-       << byteSize(result) << ");\n";
+  // Results go to the output slots, or over the parameter they assign.
+  for (auto [i, result] :
+       llvm::enumerate(block.getTerminator()->getOperands())) {
+    auto assigned =
+        main.getResultAttrOfType<FlatSymbolRefAttr>(i, "pipe.assign");
+    if (!assigned) {
+      os << "  std::memcpy(out[" << i << "], " << pointer(result) << ", "
+         << byteSize(result) << ");\n";
+      continue;
+    }
+    FailureOr<int64_t> offset =
+        parameterOffset(main, assigned.getValue(), tensorType(result));
+    if (failed(offset))
+      return failure();
+    os << "  std::memmove(weights + " << *offset << ", " << pointer(result)
+       << ", " << byteSize(result) << ");\n";
+  }
 
   std::string &source = artifacts.source;
   llvm::raw_string_ostream src(source);
-  src << "namespace {\n"
-      << decls << "\n"
-      << "/// Runs one microbatch: in/out point at its slices of the inputs "
-         "and outputs.\n"
-      << "bool runMicrobatch(char *arena, const char *weights,\n"
-      << "                   const void *const *in, void *const *out,\n"
-      << "                   std::string &error) {\n"
-      << body << "  return true;\n}\n} // namespace\n";
+  src << "namespace {\nnamespace " << name << "Data {\n"
+      << decls << "} // namespace " << name << "Data\n\n"
+      << "bool " << name << "(char *arena, char *weights,\n"
+      << "    const void *const *in, void *const *out, int64_t microbatch,\n"
+      << "    std::string &error) {\n"
+      << "  using namespace " << name << "Data;\n"
+      << "  (void)microbatch;\n"
+      << body << "  return true;\n}\n} // namespace\n\n";
   return success();
 }
 
 LogicalResult
-mlir::pipe::emitStage(func::FuncOp main,
+mlir::pipe::emitStage(func::FuncOp func, StringRef name,
                       const llvm::StringMap<std::string> &parameterData,
                       StageArtifacts &artifacts) {
-  return StageEmitterImpl(main, parameterData, artifacts).run();
+  return StageEmitterImpl(func, name, parameterData, artifacts).run();
 }

@@ -17,12 +17,19 @@ struct CPUTargetOptions {
   bool compile = true;
   /// The C++ compiler to use.
   std::string compiler = "c++";
+  /// For a training program (a module with @update): the microbatches of
+  /// one optimizer step.
+  int64_t microbatches = 1;
 };
 
-/// Writes the program of `module` (after import and the inference
-/// pipeline: one `func.func @main` of pipe graph ops) into `outDir`:
-/// `stage0/main.cpp`, `stage0/weights.bin`, `stage0/CMakeLists.txt`-free
-/// build by `compile`, `plan.json` and the launcher `run`. Reports errors
+/// Writes the program of `module` into `outDir`: `stage0/main.cpp`,
+/// `stage0/weights.bin` and its index `stage0/weights.json`, the executable
+/// `stage0/stage0` (with `compile`), `plan.json` and the launcher `run`.
+/// An inference module has one `func.func @main` of pipe graph ops. A
+/// training module (after `--pipe-autodiff` and `--pipe-optimizer`) also
+/// has @update; its program trains (`run --steps N`), and when its
+/// parameters come from an ONNX file, that file is copied to
+/// `model.onnx` for `run --save-onnx`. Reports errors
 /// through the context's diagnostics; nothing is left in `outDir` on
 /// failure.
 LogicalResult emitCPUProgram(ModuleOp module, llvm::StringRef outDir,
