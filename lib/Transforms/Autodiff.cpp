@@ -79,6 +79,57 @@ public:
                           EqualOp::create(builder, loc, column, iota));
   }
 
+  /// `size` entries of `value` along `axis` from `offset`.
+  Value slice(Value value, int64_t axis, int64_t offset, int64_t size) {
+    auto type = cast<RankedTensorType>(value.getType());
+    SmallVector<int64_t> offsets(type.getRank(), 0), sizes(type.getShape()),
+        strides(type.getRank(), 1);
+    offsets[axis] = offset;
+    sizes[axis] = size;
+    if (sizes == SmallVector<int64_t>(type.getShape()))
+      return value;
+    return SliceOp::create(builder, loc, value,
+                           builder.getDenseI64ArrayAttr(offsets),
+                           builder.getDenseI64ArrayAttr(sizes),
+                           builder.getDenseI64ArrayAttr(strides));
+  }
+
+  /// Moves axis 1 (classes) of [N, C, D...] last and flattens the rest:
+  /// [N * D..., C]. `fromRows` undoes it.
+  Value toRows(Value value) {
+    auto type = cast<RankedTensorType>(value.getType());
+    if (type.getRank() == 2)
+      return value;
+    SmallVector<int64_t> perm = {0};
+    for (int64_t d = 2; d < type.getRank(); ++d)
+      perm.push_back(d);
+    perm.push_back(1);
+    Value moved = TransposeOp::create(builder, loc, value,
+                                      builder.getDenseI64ArrayAttr(perm));
+    int64_t classes = type.getDimSize(1);
+    return ReshapeOp::create(
+        builder, loc,
+        RankedTensorType::get({type.getNumElements() / classes, classes},
+                              type.getElementType()),
+        moved);
+  }
+  Value fromRows(Value rows, RankedTensorType type) {
+    if (type.getRank() == 2)
+      return rows;
+    SmallVector<int64_t> shape = {type.getDimSize(0)};
+    for (int64_t d = 2; d < type.getRank(); ++d)
+      shape.push_back(type.getDimSize(d));
+    shape.push_back(type.getDimSize(1));
+    Value unflat = ReshapeOp::create(
+        builder, loc, RankedTensorType::get(shape, type.getElementType()),
+        rows);
+    SmallVector<int64_t> perm = {0, type.getRank() - 1};
+    for (int64_t d = 1; d < type.getRank() - 1; ++d)
+      perm.push_back(d);
+    return TransposeOp::create(builder, loc, unflat,
+                               builder.getDenseI64ArrayAttr(perm));
+  }
+
   /// Swaps the last two dimensions.
   Value transposeLast(Value value) {
     auto type = cast<RankedTensorType>(value.getType());
@@ -104,6 +155,72 @@ private:
   gradients(Operation *op, ArrayRef<Value> resultGrads, GradientBuilder &g);
 };
 } // namespace
+
+/// The gradient of softmax cross-entropy (`softmax`) or negative log
+/// likelihood with respect to the scores [N, C, D...], for labels
+/// [N, D...], optional class weights [C], `ignore` and `reduction`, given
+/// the loss's gradient `grad`. Per row r (a position of N * D...) with
+/// label l and weight w[l] (0 when ignored), the gradient is
+/// w[l] (softmax(x_r) - onehot(l)) or -w[l] onehot(l); the mean divides by
+/// the sum of the rows' weights.
+static Value lossGradient(Value scores, Value labels, Value weight,
+                          Reduction reduction, std::optional<int64_t> ignore,
+                          bool softmax, Value grad, GradientBuilder &g) {
+  OpBuilder &b = g.builder;
+  Location loc = g.loc;
+  auto type = cast<RankedTensorType>(scores.getType());
+  int64_t classes = type.getDimSize(1);
+  int64_t rows = type.getNumElements() / classes;
+  Type f = type.getElementType();
+  auto labelType = cast<RankedTensorType>(labels.getType());
+  Type index = labelType.getElementType();
+  auto rowType = RankedTensorType::get({rows, 1}, f);
+
+  Value onehot = g.onehot(labels, classes, f);
+  Value factor = g.constant(rowType, 1.0, /*scalar=*/false);
+  if (weight)
+    factor = MatMulOp::create(
+        b, loc, onehot,
+        ReshapeOp::create(b, loc, RankedTensorType::get({classes, 1}, f),
+                          weight));
+  if (ignore) {
+    Value column = ReshapeOp::create(
+        b, loc, RankedTensorType::get({rows, 1}, index), labels);
+    Value ignored = ConstantOp::create(
+        b, loc,
+        DenseElementsAttr::get(RankedTensorType::get({}, index),
+                               ArrayRef<int64_t>{*ignore}));
+    Value keep = CastOp::create(
+        b, loc, rowType,
+        NotOp::create(b, loc, EqualOp::create(b, loc, column, ignored)));
+    factor = MulOp::create(b, loc, factor, keep);
+  }
+  Value base = softmax
+                   ? SubOp::create(b, loc,
+                                   SoftmaxOp::create(b, loc, g.toRows(scores),
+                                                     b.getI64IntegerAttr(1)),
+                                   onehot)
+                         .getResult()
+                   : NegOp::create(b, loc, onehot).getResult();
+  Value perRow = MulOp::create(b, loc, base, factor);
+  Value scaled;
+  switch (reduction) {
+  case Reduction::none:
+    scaled =
+        MulOp::create(b, loc, perRow, ReshapeOp::create(b, loc, rowType, grad));
+    break;
+  case Reduction::sum:
+    scaled = MulOp::create(b, loc, perRow, grad);
+    break;
+  case Reduction::mean: {
+    Value total =
+        ReduceSumOp::create(b, loc, factor, b.getDenseI64ArrayAttr({0, 1}));
+    scaled = MulOp::create(b, loc, perRow, DivOp::create(b, loc, grad, total));
+    break;
+  }
+  }
+  return g.fromRows(scaled, type);
+}
 
 FailureOr<SmallVector<Value>>
 AutodiffPass::gradients(Operation *op, ArrayRef<Value> resultGrads,
@@ -223,55 +340,13 @@ AutodiffPass::gradients(Operation *op, ArrayRef<Value> resultGrads,
         if (Value bias = o.getBias())
           out[2] = g.unbroadcast(grad, typeOf(bias));
       })
-      .Case([&](SoftmaxCrossEntropyLossOp o) {
-        // Scores [N, C], labels [N], no weights: the gradient is
-        // (softmax - onehot) on the rows whose label is not ignored, over
-        // their count for the mean.
-        Value scores = o.getInput();
-        auto type = typeOf(scores);
-        if (type.getRank() != 2 || o.getWeight()) {
-          handled = false;
-          return;
-        }
-        int64_t n = type.getDimSize(0), c = type.getDimSize(1);
-        Type f = type.getElementType();
-        Value labels = o.getLabels();
-        Type index = typeOf(labels).getElementType();
-        Value column = ReshapeOp::create(
-            b, loc, RankedTensorType::get({n, 1}, index), labels);
-        Value onehot = g.onehot(labels, c, f);
-        Value diff = SubOp::create(
-            b, loc, SoftmaxOp::create(b, loc, scores, b.getI64IntegerAttr(1)),
-            onehot);
-        auto rowType = RankedTensorType::get({n, 1}, f);
-        Value keep = g.constant(rowType, 1.0, /*scalar=*/false);
-        if (std::optional<int64_t> ignore = o.getIgnoreIndex()) {
-          Value ignored = ConstantOp::create(
-              b, loc,
-              DenseElementsAttr::get(RankedTensorType::get({}, index),
-                                     ArrayRef<int64_t>{*ignore}));
-          keep = CastOp::create(
-              b, loc, rowType,
-              NotOp::create(b, loc, EqualOp::create(b, loc, column, ignored)));
-        }
-        Value rows = MulOp::create(b, loc, diff, keep);
-        switch (o.getReduction()) {
-        case Reduction::none:
-          out[0] = MulOp::create(b, loc, rows,
-                                 ReshapeOp::create(b, loc, rowType, grad));
-          break;
-        case Reduction::sum:
-          out[0] = MulOp::create(b, loc, rows, grad);
-          break;
-        case Reduction::mean: {
-          Value count =
-              ReduceSumOp::create(b, loc, keep, b.getDenseI64ArrayAttr({0, 1}));
-          out[0] =
-              MulOp::create(b, loc, rows, DivOp::create(b, loc, grad, count));
-          break;
-        }
-        }
-      })
+      .Case<SoftmaxCrossEntropyLossOp, NegativeLogLikelihoodLossOp>(
+          [&](auto o) {
+            out[0] = lossGradient(
+                o.getInput(), o.getLabels(), o.getWeight(), o.getReduction(),
+                o.getIgnoreIndex(),
+                isa<SoftmaxCrossEntropyLossOp>(o.getOperation()), grad, g);
+          })
       .Case([&](MatMulOp o) {
         // Y = A B (batched, broadcast): dA = dY B^T, dB = A^T dY, each
         // summed over the batch dimensions it was broadcast along.
@@ -311,16 +386,14 @@ AutodiffPass::gradients(Operation *op, ArrayRef<Value> resultGrads,
         }
       })
       .Case([&](ConvOp o) {
-        // Group 1. dX is the transposed convolution of dY with W (with
-        // the output padding that restores X's size); dW is the
-        // convolution of X and dY with batch and channels swapped, strides
-        // and dilations exchanged, cut to the kernel; dB sums dY.
+        // dX is the transposed convolution of dY with W, in the same
+        // groups, with the output padding that restores X's size. Each
+        // group's dW is the convolution of its X and dY channels with batch
+        // and channels swapped, strides and dilations exchanged, cut to the
+        // kernel. dB sums dY.
         Value x = o.getInput(), w = o.getWeight();
         auto xType = typeOf(x), wType = typeOf(w), yType = typeOf(grad);
-        if (o.getGroup() != 1) {
-          handled = false;
-          return;
-        }
+        int64_t group = o.getGroup();
         int64_t spatial = xType.getRank() - 2;
         ArrayRef<int64_t> strides = o.getStrides(), pads = o.getPads(),
                           dilations = o.getDilations();
@@ -330,8 +403,9 @@ AutodiffPass::gradients(Operation *op, ArrayRef<Value> resultGrads,
                          dilations[d] * (wType.getDimSize(d + 2) - 1) - 1;
           outputPadding.push_back(span % strides[d]);
         }
-        auto dx = ConvTransposeOp::create(b, loc, grad, w, Value(), strides,
-                                          pads, dilations, outputPadding);
+        auto dx =
+            ConvTransposeOp::create(b, loc, grad, w, Value(), strides, pads,
+                                    dilations, outputPadding, group);
         if (dx.getType() != xType) {
           handled = false;
           return;
@@ -342,21 +416,22 @@ AutodiffPass::gradients(Operation *op, ArrayRef<Value> resultGrads,
           swap.push_back(d);
         std::swap(swap[0], swap[1]);
         auto swapAttr = b.getDenseI64ArrayAttr(swap);
-        Value xs = TransposeOp::create(b, loc, x, swapAttr);
-        Value ys = TransposeOp::create(b, loc, grad, swapAttr);
-        Value full =
-            ConvOp::create(b, loc, xs, ys, Value(), dilations, pads, strides);
-        auto fullType = typeOf(full);
-        SmallVector<int64_t> sizes(fullType.getShape());
-        for (int64_t d = 0; d < spatial; ++d)
-          sizes[d + 2] = wType.getDimSize(d + 2);
-        if (sizes != SmallVector<int64_t>(fullType.getShape()))
-          full = SliceOp::create(
-              b, loc, full,
-              b.getDenseI64ArrayAttr(SmallVector<int64_t>(sizes.size(), 0)),
-              b.getDenseI64ArrayAttr(sizes),
-              b.getDenseI64ArrayAttr(SmallVector<int64_t>(sizes.size(), 1)));
-        out[1] = TransposeOp::create(b, loc, full, swapAttr);
+        int64_t inPerGroup = xType.getDimSize(1) / group,
+                outPerGroup = wType.getDimSize(0) / group;
+        SmallVector<Value> pieces;
+        for (int64_t j = 0; j < group; ++j) {
+          Value xs = TransposeOp::create(
+              b, loc, g.slice(x, 1, j * inPerGroup, inPerGroup), swapAttr);
+          Value ys = TransposeOp::create(
+              b, loc, g.slice(grad, 1, j * outPerGroup, outPerGroup), swapAttr);
+          Value full =
+              ConvOp::create(b, loc, xs, ys, Value(), dilations, pads, strides);
+          for (int64_t d = 0; d < spatial; ++d)
+            full = g.slice(full, d + 2, 0, wType.getDimSize(d + 2));
+          pieces.push_back(TransposeOp::create(b, loc, full, swapAttr));
+        }
+        out[1] = group == 1 ? pieces.front()
+                            : ConcatOp::create(b, loc, pieces, 0).getResult();
         if (Value bias = o.getBias()) {
           SmallVector<int64_t> axes = {0};
           for (int64_t d = 2; d < yType.getRank(); ++d)
@@ -366,44 +441,40 @@ AutodiffPass::gradients(Operation *op, ArrayRef<Value> resultGrads,
         }
       })
       .Case([&](MaxPoolOp o) {
-        // Windows that tile the input exactly (kernel = stride, no padding
-        // or dilation): each window's gradient goes to its maximum.
-        Value x = o.getInput();
-        auto xType = typeOf(x), yType = typeOf(o.getResult());
-        ArrayRef<int64_t> kernel = o.getKernelShape();
-        int64_t spatial = kernel.size();
-        bool tiles =
-            o.getStrides() == kernel &&
-            llvm::all_of(o.getPads(), [](int64_t p) { return !p; }) &&
-            llvm::all_of(o.getDilations(), [](int64_t d) { return d == 1; });
-        for (int64_t d = 0; d < spatial && tiles; ++d)
-          tiles =
-              xType.getDimSize(d + 2) == yType.getDimSize(d + 2) * kernel[d];
-        if (!tiles) {
-          handled = false;
-          return;
+        out[0] = MaxPoolGradOp::create(
+            b, loc, o.getInput().getType(), o.getInput(), grad,
+            o.getKernelShape(), o.getStrides(), o.getPads(), o.getDilations());
+      })
+      .Case([&](AveragePoolOp o) {
+        out[0] = AveragePoolGradOp::create(b, loc, o.getInput().getType(), grad,
+                                           o.getKernelShape(), o.getStrides(),
+                                           o.getPads(), o.getCountIncludePad());
+      })
+      .Case([&](ConcatOp o) {
+        // Each input gets its slice of the gradient.
+        int64_t offset = 0, axis = o.getAxis();
+        for (auto [i, input] : llvm::enumerate(o.getInputs())) {
+          int64_t size = typeOf(input).getDimSize(axis);
+          out[i] = g.slice(grad, axis, offset, size);
+          offset += size;
         }
-        // [N, C, H', W'] -> [N, C, H', 1, W', 1] -> broadcast over the
-        // windows -> [N, C, H, W].
-        SmallVector<int64_t> split = {yType.getDimSize(0), yType.getDimSize(1)};
-        SmallVector<int64_t> window = {1, 1};
-        for (int64_t d = 0; d < spatial; ++d) {
-          split.append({yType.getDimSize(d + 2), 1});
-          window.append({1, kernel[d]});
-        }
-        Type f = xType.getElementType();
-        Value ones = g.constant(RankedTensorType::get(window, f), 1.0,
-                                /*scalar=*/false);
-        auto spread = [&](Value v) -> Value {
-          Value expanded = MulOp::create(
-              b, loc,
-              ReshapeOp::create(b, loc, RankedTensorType::get(split, f), v),
-              ones);
-          return ReshapeOp::create(b, loc, xType, expanded);
-        };
-        Value isMax = EqualOp::create(b, loc, x, spread(o.getResult()));
-        Value zero = g.constant(xType, 0.0);
-        out[0] = WhereOp::create(b, loc, isMax, spread(grad), zero);
+      })
+      .Case([&](SplitOp o) {
+        // The pieces' gradients (zero for unused pieces), joined.
+        out[0] = resultGrads.size() == 1
+                     ? resultGrads.front()
+                     : ConcatOp::create(b, loc, resultGrads, o.getAxis())
+                           .getResult();
+      })
+      .Case([&](WhereOp o) {
+        // Each branch gets the gradient where it was chosen.
+        Value zero = g.constant(typeOf(grad), 0.0);
+        out[1] =
+            g.unbroadcast(WhereOp::create(b, loc, o.getCondition(), grad, zero),
+                          typeOf(o.getLhs()));
+        out[2] =
+            g.unbroadcast(WhereOp::create(b, loc, o.getCondition(), zero, grad),
+                          typeOf(o.getRhs()));
       })
       .Case([&](GatherOp o) {
         // Along axis 0 (embeddings): scatter-add the rows' gradients, as

@@ -80,6 +80,22 @@ void averagePool(const T *x, const int64_t *xShape, T *y, const int64_t *yShape,
                  int spatial, const int64_t *kernel, const int64_t *strides,
                  const int64_t *pads, bool countIncludePad);
 
+/// pipe.max_pool_grad: dx (shaped like x) gets each dy at its window's
+/// maximum, the first on ties.
+template <typename T>
+void maxPoolGrad(const T *x, const int64_t *xShape, const T *dy,
+                 const int64_t *dyShape, int spatial, const int64_t *kernel,
+                 const int64_t *strides, const int64_t *pads,
+                 const int64_t *dilations, T *dx);
+
+/// pipe.average_pool_grad: dx gets each dy spread over its window, divided
+/// by averagePool's divisor.
+template <typename T>
+void averagePoolGrad(const T *dy, const int64_t *dyShape, T *dx,
+                     const int64_t *dxShape, int spatial, const int64_t *kernel,
+                     const int64_t *strides, const int64_t *pads,
+                     bool countIncludePad);
+
 /// pipe.global_average_pool: y [N,C,1..1].
 template <typename T>
 void globalAveragePool(const T *x, const int64_t *xShape, int rank, T *y);

@@ -53,6 +53,23 @@ struct Window {
     return any;
   }
 
+  /// The divisor of an average over the window clipped by clip(): its
+  /// positions inside the input, or with `countIncludePad` inside the
+  /// padded input [-pad_begin, in + pad_end).
+  int64_t divisor(const int64_t *start, const int64_t *lo, const int64_t *hi,
+                  bool any, bool countIncludePad) const {
+    int64_t count = 1;
+    for (int d = 0; d < spatial; ++d) {
+      int64_t extent =
+          countIncludePad
+              ? std::min(start[d] + kernel[d], in[d] + padsBegin[spatial + d]) -
+                    std::max(start[d], -padsBegin[d])
+              : (any ? hi[d] - lo[d] : 0);
+      count *= std::max<int64_t>(extent, 0);
+    }
+    return count;
+  }
+
   /// Calls f(offset) for every input position of a clipped window.
   template <typename F>
   void forEach(const int64_t *start, const int64_t *lo, const int64_t *hi,
@@ -137,7 +154,6 @@ void averagePool(const T *x, const int64_t *xShape, T *y, const int64_t *yShape,
   Window win(spatial, xShape + 2, yShape + 2, kernel, strides, pads, nullptr);
   int64_t inSize = product(xShape + 2, spatial);
   int64_t outSize = product(yShape + 2, spatial);
-  const int64_t *in = xShape + 2;
   forEachOutput(
       xShape[0] * xShape[1], spatial, yShape + 2,
       [&](int64_t p, int64_t o, const int64_t *oidx, int64_t *scratch) {
@@ -150,18 +166,65 @@ void averagePool(const T *x, const int64_t *xShape, T *y, const int64_t *yShape,
           win.forEach(s, l, h, kk,
                       [&](int64_t offset) { sum += double(plane[offset]); });
         }
-        // The divisor: window positions inside the input, or inside the
-        // padded input [-pad_begin, in + pad_end).
-        int64_t count = 1;
-        for (int d = 0; d < spatial; ++d) {
-          int64_t extent =
-              countIncludePad
-                  ? std::min(s[d] + kernel[d], in[d] + pads[spatial + d]) -
-                        std::max(s[d], -pads[d])
-                  : (any ? h[d] - l[d] : 0);
-          count *= std::max<int64_t>(extent, 0);
-        }
+        int64_t count = win.divisor(s, l, h, any, countIncludePad);
         y[p * outSize + o] = T(sum / double(count));
+      });
+}
+
+template <typename T>
+void maxPoolGrad(const T *x, const int64_t *xShape, const T *dy,
+                 const int64_t *dyShape, int spatial, const int64_t *kernel,
+                 const int64_t *strides, const int64_t *pads,
+                 const int64_t *dilations, T *dx) {
+  Window win(spatial, xShape + 2, dyShape + 2, kernel, strides, pads,
+             dilations);
+  int64_t inSize = product(xShape + 2, spatial);
+  int64_t outSize = product(dyShape + 2, spatial);
+  std::fill(dx, dx + xShape[0] * xShape[1] * inSize, T(0));
+  // Planes are independent, so each thread scatters into its own planes.
+  forEachOutput(
+      xShape[0] * xShape[1], spatial, dyShape + 2,
+      [&](int64_t p, int64_t o, const int64_t *oidx, int64_t *scratch) {
+        int64_t *s = scratch, *l = s + spatial, *h = l + spatial,
+                *kk = h + spatial;
+        if (!win.clip(oidx, s, l, h))
+          return;
+        const T *plane = x + p * inSize;
+        T best = -std::numeric_limits<T>::infinity();
+        int64_t where = -1;
+        win.forEach(s, l, h, kk, [&](int64_t offset) {
+          T v = plane[offset];
+          if (where < 0 || v > best || (std::isnan(v) && !std::isnan(best))) {
+            best = v;
+            where = offset;
+          }
+        });
+        dx[p * inSize + where] += dy[p * outSize + o];
+      });
+}
+
+template <typename T>
+void averagePoolGrad(const T *dy, const int64_t *dyShape, T *dx,
+                     const int64_t *dxShape, int spatial, const int64_t *kernel,
+                     const int64_t *strides, const int64_t *pads,
+                     bool countIncludePad) {
+  Window win(spatial, dxShape + 2, dyShape + 2, kernel, strides, pads, nullptr);
+  int64_t inSize = product(dxShape + 2, spatial);
+  int64_t outSize = product(dyShape + 2, spatial);
+  std::fill(dx, dx + dxShape[0] * dxShape[1] * inSize, T(0));
+  forEachOutput(
+      dxShape[0] * dxShape[1], spatial, dyShape + 2,
+      [&](int64_t p, int64_t o, const int64_t *oidx, int64_t *scratch) {
+        int64_t *s = scratch, *l = s + spatial, *h = l + spatial,
+                *kk = h + spatial;
+        bool any = win.clip(oidx, s, l, h);
+        int64_t count = win.divisor(s, l, h, any, countIncludePad);
+        if (!any || !count)
+          return;
+        T share = T(double(dy[p * outSize + o]) / double(count));
+        T *plane = dx + p * inSize;
+        win.forEach(s, l, h, kk,
+                    [&](int64_t offset) { plane[offset] += share; });
       });
 }
 
@@ -192,6 +255,17 @@ template void averagePool<float>(const float *, const int64_t *, float *,
 template void averagePool<double>(const double *, const int64_t *, double *,
                                   const int64_t *, int, const int64_t *,
                                   const int64_t *, const int64_t *, bool);
+#define PIPE_INSTANTIATE(T)                                                    \
+  template void maxPoolGrad<T>(const T *, const int64_t *, const T *,          \
+                               const int64_t *, int, const int64_t *,          \
+                               const int64_t *, const int64_t *,               \
+                               const int64_t *, T *);                          \
+  template void averagePoolGrad<T>(const T *, const int64_t *, T *,            \
+                                   const int64_t *, int, const int64_t *,      \
+                                   const int64_t *, const int64_t *, bool);
+PIPE_INSTANTIATE(float)
+PIPE_INSTANTIATE(double)
+#undef PIPE_INSTANTIATE
 template void globalAveragePool<float>(const float *, const int64_t *, int,
                                        float *);
 template void globalAveragePool<double>(const double *, const int64_t *, int,

@@ -84,11 +84,14 @@ def Autodiff : Pass<"pipe-autodiff", "::mlir::ModuleOp"> {
 
     Adjoints are accumulated walking @main backwards. Gradients of
     broadcast operands are summed over the broadcast dimensions. The ops
-    with rules so far: add, sub, mul, div, neg, relu, tanh, sigmoid, exp,
-    log, sqrt, erf, softmax, log_softmax, layer_norm, matmul, gemm, conv
-    (group 1), max_pool (windows that tile the input), reshape, transpose,
-    slice (unit strides), gather (axis 0), reduce_sum, reduce_mean and
-    softmax_cross_entropy (2-D scores, no weights). Any
+    with rules: add, sub, mul, div, neg, relu, tanh, sigmoid, exp, log,
+    sqrt, erf, where, softmax, log_softmax, layer_norm, matmul, gemm, conv
+    (grouped, any strides, padding and dilations), max_pool and
+    average_pool (through `pipe.max_pool_grad` and
+    `pipe.average_pool_grad`), reshape, transpose, slice (unit strides),
+    concat, split, gather (axis 0), reduce_sum, reduce_mean,
+    softmax_cross_entropy and nll_loss (N-D, class weights, ignore_index,
+    every reduction). Any
     other op on a path from a trainable parameter to the loss is an error
     that names its ONNX node.
   }];

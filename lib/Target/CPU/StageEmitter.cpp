@@ -469,6 +469,23 @@ LogicalResult StageEmitterImpl::emitKernel(Operation *op) {
                        ints(o.getKernelShape()), ints(o.getStrides()),
                        ints(o.getPads()), bool_(o.getCountIncludePad()));
           })
+          .Case([&](MaxPoolGradOp o) {
+            return fmt("cpu::maxPoolGrad({0}, {1}, {2}, {3}, {4}, {5}, {6}, "
+                       "{7}, {8}, {9})",
+                       input(o.getInput()), shapeOf(o.getInput()),
+                       input(o.getGrad()), shapeOf(o.getGrad()),
+                       tensorType(o).getRank() - 2, ints(o.getKernelShape()),
+                       ints(o.getStrides()), ints(o.getPads()),
+                       ints(o.getDilations()), output(o));
+          })
+          .Case([&](AveragePoolGradOp o) {
+            return fmt("cpu::averagePoolGrad({0}, {1}, {2}, {3}, {4}, {5}, "
+                       "{6}, {7}, {8})",
+                       input(o.getGrad()), shapeOf(o.getGrad()), output(o),
+                       shapeOf(o), tensorType(o).getRank() - 2,
+                       ints(o.getKernelShape()), ints(o.getStrides()),
+                       ints(o.getPads()), bool_(o.getCountIncludePad()));
+          })
           .Case([&](GlobalAveragePoolOp o) {
             return fmt("cpu::globalAveragePool({0}, {1}, {2}, {3})",
                        input(o.getInput()), shapeOf(o.getInput()),

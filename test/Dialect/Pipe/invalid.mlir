@@ -1458,3 +1458,19 @@ func.func @adam_negative_lr(%p: tensor<4xf32>, %step: tensor<i64>) {
   %0, %1, %2 = pipe.adam_update %p, %p, %p, %p, %step {lr = -0.1 : f64} : tensor<4xf32>
   return
 }
+
+// -----
+
+func.func @max_pool_grad_shape(%x: tensor<1x3x8x8xf32>, %dy: tensor<1x3x3x3xf32>) {
+  // expected-error @+1 {{gradient type 'tensor<1x3x3x3xf32>' is not the pooled shape of 'tensor<1x3x8x8xf32>'}}
+  %0 = pipe.max_pool_grad %x, %dy kernel [2, 2] strides [2, 2] pads [0, 0, 0, 0] dilations [1, 1] : tensor<1x3x8x8xf32>, tensor<1x3x3x3xf32>
+  return
+}
+
+// -----
+
+func.func @average_pool_grad_shape(%dy: tensor<1x3x4x4xf32>) {
+  // expected-error @+1 {{gradient type 'tensor<1x3x4x4xf32>' is not the pooled shape of 'tensor<1x3x11x11xf32>'}}
+  %0 = pipe.average_pool_grad %dy kernel [2, 2] strides [2, 2] pads [0, 0, 0, 0] : tensor<1x3x4x4xf32> -> tensor<1x3x11x11xf32>
+  return
+}

@@ -258,6 +258,15 @@ pipe.stage @s1 index 1 device "v0" {
   }
 }
 
+// CHECK-LABEL: func @pool_grads
+func.func @pool_grads(%x: tensor<1x3x8x8xf32>, %dy: tensor<1x3x4x4xf32>) {
+  // CHECK: pipe.max_pool_grad %{{.*}}, %{{.*}} kernel [3, 3] strides [2, 2] pads [1, 1, 1, 1] dilations [1, 1] : tensor<1x3x8x8xf32>, tensor<1x3x4x4xf32>
+  %0 = pipe.max_pool_grad %x, %dy kernel [3, 3] strides [2, 2] pads [1, 1, 1, 1] dilations [1, 1] : tensor<1x3x8x8xf32>, tensor<1x3x4x4xf32>
+  // CHECK: pipe.average_pool_grad %{{.*}} kernel [2, 2] strides [2, 2] pads [0, 0, 0, 0] count_include_pad : tensor<1x3x4x4xf32> -> tensor<1x3x8x8xf32>
+  %1 = pipe.average_pool_grad %dy kernel [2, 2] strides [2, 2] pads [0, 0, 0, 0] count_include_pad : tensor<1x3x4x4xf32> -> tensor<1x3x8x8xf32>
+  return
+}
+
 // CHECK-LABEL: func @optimizers
 func.func @optimizers(%p: tensor<8x4xf32>, %g: tensor<8x4xf32>,
                       %b: tensor<8x4xf32>, %v: tensor<8x4xf32>,

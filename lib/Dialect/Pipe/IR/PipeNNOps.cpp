@@ -508,3 +508,41 @@ LogicalResult mlir::pipe::verifyLoss(Operation *op, RankedTensorType scores,
            << formatShape(weight.getShape());
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// Pooling gradients
+//===----------------------------------------------------------------------===//
+
+/// Checks that pooling `input` with `kernel`, `strides`, `pads` and
+/// `dilations` (in floor or ceil mode) gives `grad`'s shape.
+static LogicalResult verifyPoolGrad(Operation *op, Type input, Type grad,
+                                    ArrayRef<int64_t> kernel,
+                                    ArrayRef<int64_t> strides,
+                                    ArrayRef<int64_t> pads,
+                                    ArrayRef<int64_t> dilations) {
+  for (bool ceil : {false, true}) {
+    SmallVector<Type> pooled;
+    WindowAttrs window{kernel, strides, pads, dilations, ceil};
+    if (failed(inferPoolResult(op->getLoc(), input, window, pooled)))
+      return failure();
+    if (pooled.front() == grad)
+      return success();
+  }
+  return op->emitOpError("gradient type ")
+         << grad << " is not the pooled shape of " << input;
+}
+
+LogicalResult MaxPoolGradOp::verify() {
+  return verifyPoolGrad(*this, getInput().getType(), getGrad().getType(),
+                        getKernelShape(), getStrides(), getPads(),
+                        getDilations());
+}
+
+LogicalResult AveragePoolGradOp::verify() {
+  if (getOutput().getType().getElementType() !=
+      getGrad().getType().getElementType())
+    return emitOpError("result and gradient element types differ");
+  SmallVector<int64_t> dilations(getKernelShape().size(), 1);
+  return verifyPoolGrad(*this, getOutput().getType(), getGrad().getType(),
+                        getKernelShape(), getStrides(), getPads(), dilations);
+}

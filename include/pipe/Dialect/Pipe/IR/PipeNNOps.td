@@ -149,6 +149,56 @@ def Pipe_AveragePoolOp : Pipe_Op<"average_pool", [Pure, InferTypeOpAdaptor]> {
   }];
 }
 
+def Pipe_MaxPoolGradOp : Pipe_Op<"max_pool_grad", [Pure,
+    AllTypesMatch<["input", "output"]>]> {
+  let summary = "gradient of pipe.max_pool with respect to its input";
+  let description = [{
+    Routes each element of `grad` (the gradient of the pooled output) to the
+    position of its window's maximum in `input`: the first one in row-major
+    order on ties, as PyTorch does. Overlapping windows add up.
+
+    ```mlir
+    %dx = pipe.max_pool_grad %x, %dy kernel [3, 3] strides [2, 2]
+            pads [1, 1, 1, 1] dilations [1, 1]
+            : tensor<1x3x8x8xf32>, tensor<1x3x4x4xf32>
+    ```
+  }];
+  let arguments = (ins Pipe_FloatTensor:$input, Pipe_FloatTensor:$grad,
+                       DenseI64ArrayAttr:$kernel_shape,
+                       DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
+                       DenseI64ArrayAttr:$dilations);
+  let results = (outs Pipe_FloatTensor:$output);
+  let assemblyFormat = [{
+    $input `,` $grad `kernel` $kernel_shape `strides` $strides `pads` $pads
+    `dilations` $dilations attr-dict `:` type($input) `,` type($grad)
+  }];
+  let hasVerifier = 1;
+}
+
+def Pipe_AveragePoolGradOp : Pipe_Op<"average_pool_grad", [Pure]> {
+  let summary = "gradient of pipe.average_pool with respect to its input";
+  let description = [{
+    Spreads each element of `grad` evenly over its window's input
+    positions, divided by the same count the forward pass divides by.
+
+    ```mlir
+    %dx = pipe.average_pool_grad %dy kernel [2, 2] strides [2, 2]
+            pads [0, 0, 0, 0] : tensor<1x3x4x4xf32> -> tensor<1x3x8x8xf32>
+    ```
+  }];
+  let arguments = (ins Pipe_FloatTensor:$grad,
+                       DenseI64ArrayAttr:$kernel_shape,
+                       DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
+                       UnitAttr:$count_include_pad);
+  let results = (outs Pipe_FloatTensor:$output);
+  let assemblyFormat = [{
+    $grad `kernel` $kernel_shape `strides` $strides `pads` $pads
+    (`count_include_pad` $count_include_pad^)? attr-dict `:` type($grad)
+    `->` type($output)
+  }];
+  let hasVerifier = 1;
+}
+
 def Pipe_GlobalAveragePoolOp : Pipe_Op<"global_average_pool",
                                        [Pure, InferTypeOpAdaptor]> {
   let summary = "average over all spatial axes (ONNX GlobalAveragePool)";
