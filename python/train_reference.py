@@ -6,6 +6,7 @@ and python3-onnx 1.12:
 
     /usr/bin/python3 python/train_reference.py --out DIR
         [--models mlp,cnn,gpt] [--optimizers sgd,momentum,adamw]
+        (also: adam, dampened)
         [--steps 6] [--microbatches 4] [--seed 0]
     /usr/bin/python3 python/train_reference.py --list-ops [--models ...]
 
@@ -227,6 +228,12 @@ OPTIMIZERS = {
                  "dampening": 0.0, "nesterov": True, "weight_decay": 1e-4},
     "adamw": {"type": "AdamW", "lr": 1e-3, "betas": [0.9, 0.999],
               "eps": 1e-8, "weight_decay": 0.01, "amsgrad": False},
+    # Not in the default set: Adam with (coupled) weight decay, and heavy
+    # ball momentum with dampening.
+    "adam": {"type": "Adam", "lr": 2e-3, "betas": [0.8, 0.99],
+             "eps": 1e-7, "weight_decay": 0.01, "amsgrad": False},
+    "dampened": {"type": "SGD", "lr": 0.03, "momentum": 0.8,
+                 "dampening": 0.25, "nesterov": False, "weight_decay": 0.0},
 }
 
 
@@ -237,9 +244,9 @@ def make_optimizer(name: str, params) -> torch.optim.Optimizer:
                                dampening=c["dampening"],
                                nesterov=c["nesterov"],
                                weight_decay=c["weight_decay"])
-    return torch.optim.AdamW(params, lr=c["lr"], betas=tuple(c["betas"]),
-                             eps=c["eps"], weight_decay=c["weight_decay"],
-                             amsgrad=c["amsgrad"])
+    adam = torch.optim.Adam if c["type"] == "Adam" else torch.optim.AdamW
+    return adam(params, lr=c["lr"], betas=tuple(c["betas"]), eps=c["eps"],
+                weight_decay=c["weight_decay"], amsgrad=c["amsgrad"])
 
 
 # --------------------------------------------------------------------------

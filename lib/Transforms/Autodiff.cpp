@@ -79,6 +79,73 @@ public:
                           EqualOp::create(builder, loc, column, iota));
   }
 
+  /// The input gradient of y = scale * xhat + bias with xhat = (x -
+  /// mean(x)) / sqrt(var(x) + eps) over `axes` (biased variance), given
+  /// dy = `grad` and `scale` broadcastable to x. Also returns xhat:
+  ///   gs = g scale,  dx = (gs - mean(gs) - xhat mean(gs xhat)) / sigma.
+  std::pair<Value, Value> normalization(Value x, Value grad, Value scale,
+                                        ArrayRef<int64_t> axisList,
+                                        double epsilon) {
+    auto type = cast<RankedTensorType>(x.getType());
+    auto axes = builder.getDenseI64ArrayAttr(axisList);
+    auto keep = builder.getUnitAttr();
+    Value mean = ReduceMeanOp::create(builder, loc, x, axes, keep);
+    Value centred = SubOp::create(builder, loc, x, mean);
+    Value variance = ReduceMeanOp::create(
+        builder, loc, MulOp::create(builder, loc, centred, centred), axes,
+        keep);
+    Value sigma = SqrtOp::create(
+        builder, loc,
+        AddOp::create(builder, loc, variance, constant(type, epsilon)));
+    Value xhat = DivOp::create(builder, loc, centred, sigma);
+    Value gs = MulOp::create(builder, loc, grad, scale);
+    Value meanGs = ReduceMeanOp::create(builder, loc, gs, axes, keep);
+    Value meanGsX = ReduceMeanOp::create(
+        builder, loc, MulOp::create(builder, loc, gs, xhat), axes, keep);
+    Value inner =
+        SubOp::create(builder, loc, SubOp::create(builder, loc, gs, meanGs),
+                      MulOp::create(builder, loc, xhat, meanGsX));
+    return {DivOp::create(builder, loc, inner, sigma), xhat};
+  }
+
+  /// The gradients (input, scale, bias) of a normalization of x [N, C,
+  /// D...] per channel with scale and bias [C]: over the spatial axes
+  /// (instance norm), and the batch too with `overBatch` (batch norm).
+  std::tuple<Value, Value, Value> channelNormalization(Value x, Value scale,
+                                                       double epsilon,
+                                                       Value grad,
+                                                       bool overBatch) {
+    auto type = cast<RankedTensorType>(x.getType());
+    SmallVector<int64_t> axes;
+    if (overBatch)
+      axes.push_back(0);
+    for (int64_t d = 2; d < type.getRank(); ++d)
+      axes.push_back(d);
+    auto [dx, xhat] =
+        normalization(x, grad, perChannel(scale, type), axes, epsilon);
+    return {dx, sumPerChannel(MulOp::create(builder, loc, grad, xhat)),
+            sumPerChannel(grad)};
+  }
+
+  /// `scale` [C] reshaped to [C, 1, ...] to broadcast over [N, C, D...].
+  Value perChannel(Value scale, RankedTensorType type) {
+    SmallVector<int64_t> shape = {type.getDimSize(1)};
+    shape.append(type.getRank() - 2, 1);
+    return ReshapeOp::create(
+        builder, loc, RankedTensorType::get(shape, type.getElementType()),
+        scale);
+  }
+
+  /// Sums `value` [N, C, D...] over every axis but the channels: [C].
+  Value sumPerChannel(Value value) {
+    auto type = cast<RankedTensorType>(value.getType());
+    SmallVector<int64_t> axes = {0};
+    for (int64_t d = 2; d < type.getRank(); ++d)
+      axes.push_back(d);
+    return ReduceSumOp::create(builder, loc, value,
+                               builder.getDenseI64ArrayAttr(axes));
+  }
+
   /// `size` entries of `value` along `axis` from `offset`.
   Value slice(Value value, int64_t axis, int64_t offset, int64_t size) {
     auto type = cast<RankedTensorType>(value.getType());
@@ -309,36 +376,39 @@ AutodiffPass::gradients(Operation *op, ArrayRef<Value> resultGrads,
         out[0] = SubOp::create(b, loc, grad, MulOp::create(b, loc, p, sum));
       })
       .Case([&](LayerNormOp o) {
-        // Over the normalized axes (axis..rank-1):
-        //   xhat = (x - mean) / sigma,  gs = g * scale,
-        //   dx = (gs - mean(gs) - xhat * mean(gs * xhat)) / sigma,
-        //   dscale = sum(g * xhat), dbias = sum(g) over the other axes.
-        Value x = o.getInput();
-        auto type = typeOf(x);
-        SmallVector<int64_t> normalized;
+        // Over the normalized axes (axis..rank-1); dscale = sum(g xhat) and
+        // dbias = sum(g) over the other axes.
+        auto type = typeOf(o.getInput());
+        SmallVector<int64_t> axes;
         for (int64_t d = o.getAxis(); d < type.getRank(); ++d)
-          normalized.push_back(d);
-        auto axes = b.getDenseI64ArrayAttr(normalized);
-        Value mean = ReduceMeanOp::create(b, loc, x, axes, b.getUnitAttr());
-        Value centred = SubOp::create(b, loc, x, mean);
-        Value variance = ReduceMeanOp::create(
-            b, loc, MulOp::create(b, loc, centred, centred), axes,
-            b.getUnitAttr());
-        Value eps = g.constant(type, o.getEpsilon().convertToDouble());
-        Value sigma =
-            SqrtOp::create(b, loc, AddOp::create(b, loc, variance, eps));
-        Value xhat = DivOp::create(b, loc, centred, sigma);
-        Value gs = MulOp::create(b, loc, grad, o.getScale());
-        Value meanGs = ReduceMeanOp::create(b, loc, gs, axes, b.getUnitAttr());
-        Value meanGsX = ReduceMeanOp::create(
-            b, loc, MulOp::create(b, loc, gs, xhat), axes, b.getUnitAttr());
-        Value inner = SubOp::create(b, loc, SubOp::create(b, loc, gs, meanGs),
-                                    MulOp::create(b, loc, xhat, meanGsX));
-        out[0] = DivOp::create(b, loc, inner, sigma);
+          axes.push_back(d);
+        auto [dx, xhat] =
+            g.normalization(o.getInput(), grad, o.getScale(), axes,
+                            o.getEpsilon().convertToDouble());
+        out[0] = dx;
         out[1] = g.unbroadcast(MulOp::create(b, loc, grad, xhat),
                                typeOf(o.getScale()));
         if (Value bias = o.getBias())
           out[2] = g.unbroadcast(grad, typeOf(bias));
+      })
+      .Case([&](InstanceNormOp o) {
+        // Per sample and channel, over the spatial axes.
+        std::tie(out[0], out[1], out[2]) = g.channelNormalization(
+            o.getInput(), o.getScale(), o.getEpsilon().convertToDouble(), grad,
+            /*overBatch=*/false);
+      })
+      .Case([&](BatchNormTrainOp o) {
+        // Batch statistics: per channel, over the batch and spatial axes.
+        // The updated running statistics are not differentiated; they must
+        // not feed the loss.
+        if (!o.getRunningMean().use_empty() ||
+            !o.getRunningVariance().use_empty()) {
+          handled = false;
+          return;
+        }
+        std::tie(out[0], out[1], out[2]) = g.channelNormalization(
+            o.getInput(), o.getScale(), o.getEpsilon().convertToDouble(), grad,
+            /*overBatch=*/true);
       })
       .Case<SoftmaxCrossEntropyLossOp, NegativeLogLikelihoodLossOp>(
           [&](auto o) {
@@ -347,6 +417,208 @@ AutodiffPass::gradients(Operation *op, ArrayRef<Value> resultGrads,
                 o.getIgnoreIndex(),
                 isa<SoftmaxCrossEntropyLossOp>(o.getOperation()), grad, g);
           })
+      .Case([&](AbsOp o) {
+        Value x = o.getInput();
+        Value zero = g.constant(typeOf(x), 0.0);
+        Value negative =
+            WhereOp::create(b, loc, LessOp::create(b, loc, x, zero),
+                            NegOp::create(b, loc, grad), zero);
+        out[0] = WhereOp::create(b, loc, GreaterOp::create(b, loc, x, zero),
+                                 grad, negative);
+      })
+      .Case([&](ReciprocalOp o) {
+        // -g y^2.
+        Value y = o.getResult();
+        out[0] = NegOp::create(
+            b, loc, MulOp::create(b, loc, grad, MulOp::create(b, loc, y, y)));
+      })
+      .Case([&](SoftplusOp o) {
+        out[0] = MulOp::create(b, loc, grad,
+                               SigmoidOp::create(b, loc, o.getInput()));
+      })
+      .Case([&](LeakyReluOp o) {
+        Value x = o.getInput();
+        Value slope = MulOp::create(
+            b, loc, grad,
+            g.constant(typeOf(x), o.getAlpha().convertToDouble()));
+        out[0] = WhereOp::create(
+            b, loc, GreaterOp::create(b, loc, x, g.constant(typeOf(x), 0.0)),
+            grad, slope);
+      })
+      .Case<EluOp, SeluOp>([&](auto o) {
+        // x > 0: gamma g; else g (y + gamma alpha), as y = gamma alpha
+        // (e^x - 1) there (gamma = 1 for elu).
+        Value x = o.getInput(), y = o.getResult();
+        double alpha = o.getAlpha().convertToDouble(), gamma = 1.0;
+        if (auto selu = dyn_cast<SeluOp>(o.getOperation()))
+          gamma = selu.getGamma().convertToDouble();
+        auto type = typeOf(x);
+        Value positive =
+            gamma == 1.0 ? grad
+                         : MulOp::create(b, loc, grad, g.constant(type, gamma))
+                               .getResult();
+        Value negative = MulOp::create(
+            b, loc, grad,
+            AddOp::create(b, loc, y, g.constant(type, gamma * alpha)));
+        out[0] = WhereOp::create(
+            b, loc, GreaterOp::create(b, loc, x, g.constant(type, 0.0)),
+            positive, negative);
+      })
+      .Case([&](ClipOp o) {
+        // The gradient passes where min <= x <= max.
+        Value x = o.getInput();
+        auto type = typeOf(x);
+        if (!isa<FloatType>(type.getElementType())) {
+          handled = false;
+          return;
+        }
+        Value zero = g.constant(type, 0.0), passed = grad;
+        if (std::optional<APFloat> max = o.getMax())
+          passed = WhereOp::create(
+              b, loc,
+              GreaterOp::create(b, loc, x,
+                                g.constant(type, max->convertToDouble())),
+              zero, passed);
+        if (std::optional<APFloat> min = o.getMin())
+          passed = WhereOp::create(
+              b, loc,
+              LessOp::create(b, loc, x,
+                             g.constant(type, min->convertToDouble())),
+              zero, passed);
+        out[0] = passed;
+      })
+      .Case<MaxOp, MinOp>([&](auto o) {
+        // The chosen operand gets the gradient: the left one on ties.
+        Value lhs = o.getLhs(), rhs = o.getRhs();
+        Value zero = g.constant(typeOf(grad), 0.0);
+        Value right = isa<MaxOp>(o.getOperation())
+                          ? LessOp::create(b, loc, lhs, rhs).getResult()
+                          : GreaterOp::create(b, loc, lhs, rhs).getResult();
+        out[0] = g.unbroadcast(WhereOp::create(b, loc, right, zero, grad),
+                               typeOf(lhs));
+        out[1] = g.unbroadcast(WhereOp::create(b, loc, right, grad, zero),
+                               typeOf(rhs));
+      })
+      .Case([&](PowOp o) {
+        // d/da = b a^(b-1), d/db = y log(a).
+        Value base = o.getLhs(), exponent = o.getRhs();
+        auto expType = typeOf(exponent);
+        if (!isa<FloatType>(expType.getElementType()) ||
+            expType.getElementType() != typeOf(base).getElementType()) {
+          handled = false;
+          return;
+        }
+        Value lower = PowOp::create(
+            b, loc, base,
+            SubOp::create(b, loc, exponent, g.constant(expType, 1.0)));
+        out[0] = g.unbroadcast(
+            MulOp::create(b, loc, grad, MulOp::create(b, loc, exponent, lower)),
+            typeOf(base));
+        out[1] = g.unbroadcast(
+            MulOp::create(b, loc, grad,
+                          MulOp::create(b, loc, o.getResult(),
+                                        LogOp::create(b, loc, base))),
+            expType);
+      })
+      .Case([&](PReluOp o) {
+        Value x = o.getInput(), slope = o.getSlope();
+        Value zero = g.constant(typeOf(x), 0.0);
+        Value negative = LessOp::create(b, loc, x, zero);
+        out[0] = WhereOp::create(b, loc, negative,
+                                 MulOp::create(b, loc, grad, slope), grad);
+        out[1] =
+            g.unbroadcast(WhereOp::create(b, loc, negative,
+                                          MulOp::create(b, loc, grad, x), zero),
+                          typeOf(slope));
+      })
+      .Case([&](CastOp o) {
+        // Between floating-point types only.
+        auto from = typeOf(o.getInput());
+        if (!isa<FloatType>(from.getElementType()) ||
+            !isa<FloatType>(typeOf(grad).getElementType())) {
+          handled = false;
+          return;
+        }
+        out[0] = CastOp::create(b, loc, from, grad);
+      })
+      .Case([&](ExpandOp o) {
+        out[0] = g.unbroadcast(grad, typeOf(o.getInput()));
+      })
+      .Case([&](TileOp o) {
+        // [r0 d0, r1 d1, ...] -> [r0, d0, r1, d1, ...], summed over the r.
+        auto inputType = typeOf(o.getInput());
+        SmallVector<int64_t> split, axes;
+        for (auto [d, repeat] : llvm::enumerate(o.getRepeats())) {
+          axes.push_back(split.size());
+          split.append({repeat, inputType.getDimSize(d)});
+        }
+        Value blocks = ReshapeOp::create(
+            b, loc, RankedTensorType::get(split, inputType.getElementType()),
+            grad);
+        Value summed =
+            ReduceSumOp::create(b, loc, blocks, b.getDenseI64ArrayAttr(axes));
+        out[0] = ReshapeOp::create(b, loc, inputType, summed);
+      })
+      .Case([&](PadOp o) {
+        // Constant mode: the gradient inside the input's window; cropped
+        // parts (negative pads) get zeros.
+        auto inputType = typeOf(o.getInput());
+        if (o.getMode() != PadMode::constant) {
+          handled = false;
+          return;
+        }
+        int64_t rank = inputType.getRank();
+        ArrayRef<int64_t> pads = o.getPads();
+        SmallVector<int64_t> offsets, sizes, strides(rank, 1), crops(2 * rank);
+        for (int64_t d = 0; d < rank; ++d) {
+          int64_t begin = pads[d], end = pads[rank + d];
+          offsets.push_back(std::max<int64_t>(begin, 0));
+          sizes.push_back(inputType.getDimSize(d) -
+                          std::max<int64_t>(-begin, 0) -
+                          std::max<int64_t>(-end, 0));
+          crops[d] = std::max<int64_t>(-begin, 0);
+          crops[rank + d] = std::max<int64_t>(-end, 0);
+        }
+        Value inside = SliceOp::create(
+            b, loc, grad, b.getDenseI64ArrayAttr(offsets),
+            b.getDenseI64ArrayAttr(sizes), b.getDenseI64ArrayAttr(strides));
+        out[0] = llvm::all_of(crops, [](int64_t c) { return !c; })
+                     ? inside
+                     : PadOp::create(b, loc, inside, crops, PadMode::constant,
+                                     llvm::APFloat(0.0))
+                           .getResult();
+      })
+      .Case([&](TriluOp o) {
+        out[0] = TriluOp::create(b, loc, grad, o.getK(), o.getUpper());
+      })
+      .Case([&](GlobalAveragePoolOp o) {
+        auto inputType = typeOf(o.getInput());
+        int64_t planes = inputType.getDimSize(0) * inputType.getDimSize(1);
+        double scale = double(planes) / double(inputType.getNumElements());
+        out[0] = MulOp::create(b, loc, grad,
+                               g.constant(inputType, scale, /*scalar=*/false));
+      })
+      .Case([&](ReduceMaxOp o) {
+        // Shared evenly between the maxima, as torch.amax does.
+        Value x = o.getInput();
+        auto inputType = typeOf(x);
+        SmallVector<int64_t> kept(inputType.getShape());
+        for (int64_t axis : o.getAxes())
+          kept[axis] = 1;
+        auto keptType = RankedTensorType::get(kept, inputType.getElementType());
+        Value y = ReshapeOp::create(b, loc, keptType, o.getResult());
+        Value isMax = EqualOp::create(b, loc, x, y);
+        Value count = ReduceSumOp::create(
+            b, loc, CastOp::create(b, loc, inputType, isMax),
+            b.getDenseI64ArrayAttr(o.getAxes()), b.getUnitAttr());
+        Value share = DivOp::create(
+            b, loc, ReshapeOp::create(b, loc, keptType, grad), count);
+        out[0] = WhereOp::create(
+            b, loc, isMax,
+            MulOp::create(b, loc, share,
+                          g.constant(inputType, 1.0, /*scalar=*/false)),
+            g.constant(inputType, 0.0));
+      })
       .Case([&](MatMulOp o) {
         // Y = A B (batched, broadcast): dA = dY B^T, dB = A^T dY, each
         // summed over the batch dimensions it was broadcast along.
