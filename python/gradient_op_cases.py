@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """One small float64 model per differentiable op, for checking the gradients
 of --pipe-autodiff against finite differences (test/Train/
-finite-differences.test, with python/finite_differences.py).
+finite-differences-{1,2}.test, with python/finite_differences.py).
 
     gradient_op_cases.py OUT [--op NAME ...]   # default: every case
     gradient_op_cases.py --list
@@ -16,8 +16,9 @@ is
 
 with R a fixed random constant, so that every output element weighs
 differently. The data are seeded per case (the same whichever cases are
-written) and kept away from kinks: relu's zero, ties of max pooling, the
-domains of log and sqrt.
+written) and kept away from kinks: the zeros of relu, abs and the like,
+clip's bounds, ties of max pooling, max, min and reduce_max, the domains of
+log and sqrt.
 """
 
 import argparse
@@ -90,36 +91,48 @@ class Model:
         self.body.append(f"  {name} = {text}")
         return self._define(name, shape, element)
 
-    def op(self, mnemonic, operands, shape, attributes=""):
-        """`pipe.<mnemonic> operands attributes : operand types`."""
-        types = ", ".join(self.types[v] for v in operands)
-        attributes = " " + attributes if attributes else ""
-        return self.emit(f"pipe.{mnemonic} {', '.join(operands)}{attributes}"
-                         f" : {types}", shape)
+    def results(self, text, shapes):
+        """Appends `%name:count = text`; its results have `shapes`."""
+        name = f"v{len(self.body)}"
+        self.body.append(f"  %{name}:{len(shapes)} = {text}")
+        return [self._define(f"%{name}#{i}", s) for i, s in enumerate(shapes)]
 
-    def unary(self, mnemonic, x):
-        return self.op(mnemonic, [x], self.shapes[x])
+    def op_text(self, mnemonic, operands, attributes="", typed=None):
+        """`pipe.<mnemonic> operands attributes : operand types`, the types
+        of the first `typed` operands (default: all)."""
+        types = ", ".join(self.types[v] for v in operands[:typed])
+        attributes = " " + attributes if attributes else ""
+        return f"pipe.{mnemonic} {', '.join(operands)}{attributes} : {types}"
+
+    def op(self, mnemonic, operands, shape, attributes="", typed=None):
+        return self.emit(self.op_text(mnemonic, operands, attributes, typed),
+                         shape)
+
+    def unary(self, mnemonic, x, attributes=""):
+        return self.op(mnemonic, [x], self.shapes[x], attributes)
 
     def binary(self, mnemonic, a, b):
         shape = np.broadcast_shapes(self.shapes[a], self.shapes[b])
         return self.op(mnemonic, [a, b], shape)
 
+    def convert(self, mnemonic, x, shape, element="f64"):
+        """`pipe.<mnemonic> x : type to type` (reshape, expand, cast)."""
+        return self.emit(f"pipe.{mnemonic} {x} : {self.types[x]} to "
+                         f"{tensor_type(shape, element)}", shape, element)
+
     def reshape(self, x, shape):
-        return self.emit(f"pipe.reshape {x} : {self.types[x]} to "
-                         f"{tensor_type(shape)}", shape)
+        return self.convert("reshape", x, shape)
 
     def split(self, x, axis, sizes):
         """The pieces of x along `axis`, of the given sizes."""
-        name = f"v{len(self.body)}"
         shapes = []
         for size in sizes:
             shape = list(self.shapes[x])
             shape[axis] = size
             shapes.append(shape)
         types = ", ".join(tensor_type(s) for s in shapes)
-        self.body.append(f"  %{name}:{len(sizes)} = pipe.split {x} axis "
-                         f"{axis} : {self.types[x]} to {types}")
-        return [self._define(f"%{name}#{i}", s) for i, s in enumerate(shapes)]
+        return self.results(f"pipe.split {x} axis {axis} : {self.types[x]} "
+                            f"to {types}", shapes)
 
     def weighted_sum(self, *values):
         """sum(v * R) over every element, with a random constant R per
@@ -166,6 +179,34 @@ def distinct(rng, *shape):
     return (rng.permutation(count) * (3.0 / count) - 1.5).reshape(shape)
 
 
+def distinct_together(rng, *shapes):
+    """Tensors of these shapes, `distinct` all together: no element of one
+    close to an element of another."""
+    sizes = [int(np.prod(shape)) for shape in shapes]
+    flat = distinct(rng, sum(sizes))
+    return [part.reshape(shape) for part, shape in
+            zip(np.split(flat, np.cumsum(sizes)[:-1]), shapes)]
+
+
+def each(data):
+    """`data` drawn for each of several shapes in turn."""
+    return lambda rng, *shapes: [data(rng, *shape) for shape in shapes]
+
+
+CLIP_BOUNDS = (-0.5, 0.75)
+
+
+def around_clip_bounds(rng, *shape):
+    """A third each below, between and above CLIP_BOUNDS, shuffled, and no
+    element within 0.2 of a bound."""
+    low, high = CLIP_BOUNDS
+    count = int(np.prod(shape))
+    begins = np.array([low - 1.0, low + 0.2, high + 0.2])
+    ends = np.array([low - 0.2, high - 0.2, high + 1.0])
+    side = rng.permutation(np.arange(count) % 3)
+    return rng.uniform(begins[side], ends[side]).reshape(shape)
+
+
 def window_extent(size, kernel, stride, pad_begin, pad_end, dilation=1):
     return (size + pad_begin + pad_end - dilation * (kernel - 1) - 1) \
         // stride + 1
@@ -184,31 +225,74 @@ def case(name, *args):
     return register
 
 
-def broadcast_binary(mnemonic, positive_divisors, m):
+def broadcast_binary(mnemonic, data, m):
     """(A op b) then c op that: the rhs broadcasts along rows ([4]), then
-    the lhs along columns ([3, 1])."""
-    data = away_from_zero if positive_divisors else normal
-    a = m.parameter("A", data(m.rng, 3, 4))
-    b = m.parameter("b", data(m.rng, 4))
-    c = m.parameter("c", data(m.rng, 3, 1))
+    the lhs along columns ([3, 1]). `data(rng, *shapes)` draws the three."""
+    a, b, c = data(m.rng, (3, 4), (4,), (3, 1))
+    a, b, c = m.parameter("A", a), m.parameter("b", b), m.parameter("c", c)
     return m.weighted_sum(m.binary(mnemonic, c, m.binary(mnemonic, a, b)))
 
 
 for _op in ("add", "sub", "mul", "div"):
-    case(_op, _op, _op == "div")(broadcast_binary)
+    case(_op, _op, each(away_from_zero if _op == "div" else normal))(
+        broadcast_binary)
+for _op in ("max", "min"):
+    case(_op, _op, distinct_together)(broadcast_binary)
+
+
+@case("pow")
+def pow_(m):
+    """A positive base [3, 1] to an exponent [4]: both broadcast."""
+    base = m.parameter("A", positive(m.rng, 3, 1))
+    exponent = m.parameter("b", normal(m.rng, 4))
+    return m.weighted_sum(m.binary("pow", base, exponent))
+
+
+@case("pow_constant_exponent")
+def pow_constant_exponent(m):
+    """x ** 3, a constant scalar exponent: negative bases too."""
+    x = m.parameter("X", away_from_zero(m.rng, 3, 4))
+    return m.weighted_sum(m.binary("pow", x, m.constant(np.array(3.0))))
+
+
+@case("prelu")
+def prelu(m):
+    """A slope per channel, [3, 1, 1] for an input [2, 3, 2, 3]."""
+    x = m.parameter("X", away_from_zero(m.rng, 2, 3, 2, 3))
+    slope = m.parameter("slope", normal(m.rng, 3, 1, 1))
+    return m.weighted_sum(m.op("prelu", [x, slope], (2, 3, 2, 3)))
+
 
 UNARY_DATA = {"neg": normal, "relu": away_from_zero, "tanh": normal,
               "sigmoid": normal, "exp": normal, "log": positive,
-              "sqrt": positive, "erf": normal}
+              "sqrt": positive, "erf": normal, "abs": away_from_zero,
+              "reciprocal": away_from_zero, "softplus": normal,
+              "leaky_relu": away_from_zero, "elu": away_from_zero,
+              "selu": away_from_zero, "clip": around_clip_bounds}
+UNARY_ATTRIBUTES = {
+    "leaky_relu": "{alpha = 0.25 : f32}", "elu": "{alpha = 0.75 : f32}",
+    "clip": f"{{min = {CLIP_BOUNDS[0]!r} : f64, max = {CLIP_BOUNDS[1]!r} : "
+            "f64}"}
 
 
 def unary(mnemonic, m):
     x = m.parameter("X", UNARY_DATA[mnemonic](m.rng, 3, 4))
-    return m.weighted_sum(m.unary(mnemonic, x))
+    return m.weighted_sum(m.unary(mnemonic, x,
+                                  UNARY_ATTRIBUTES.get(mnemonic, "")))
 
 
 for _op in UNARY_DATA:
     case(_op, _op)(unary)
+
+
+@case("cast")
+def cast(m):
+    """f64 to f32 and back: the gradient passes through both casts. The
+    data are multiples of 2**-7 and the test steps by 2**-7, so that every
+    value moved stays exact in f32."""
+    x = m.parameter("X", np.round(normal(m.rng, 3, 4) * 128) / 128)
+    narrow = m.convert("cast", x, (3, 4), "f32")
+    return m.weighted_sum(m.convert("cast", narrow, (3, 4)))
 
 
 def softmax_like(mnemonic, shape, axis, m):
@@ -238,6 +322,31 @@ def layer_norm_no_bias(m):
     x = m.parameter("X", normal(m.rng, 2, 3, 4))
     scale = m.parameter("G", normal(m.rng, 3, 4))
     return m.weighted_sum(m.op("layer_norm", [x, scale], (2, 3, 4), "axis 1"))
+
+
+@case("instance_norm")
+def instance_norm(m):
+    """Every (sample, channel) of [2, 3, 4, 5] over its 4 x 5 values."""
+    x = m.parameter("X", normal(m.rng, 2, 3, 4, 5))
+    scale = m.parameter("G", normal(m.rng, 3))
+    bias = m.parameter("B", normal(m.rng, 3))
+    return m.weighted_sum(m.op("instance_norm", [x, scale, bias],
+                               (2, 3, 4, 5), typed=2))
+
+
+@case("batch_norm_train")
+def batch_norm_train(m):
+    """Batch statistics of [3, 2, 2, 3] per channel; the running mean and
+    variance (from non-trainable parameters) are unused."""
+    x = m.parameter("X", normal(m.rng, 3, 2, 2, 3))
+    scale = m.parameter("G", normal(m.rng, 2))
+    bias = m.parameter("B", normal(m.rng, 2))
+    mean = m.parameter("mean", normal(m.rng, 2), trainable=False)
+    variance = m.parameter("variance", positive(m.rng, 2), trainable=False)
+    output, _, _ = m.results(m.op_text(
+        "batch_norm_train", [x, scale, bias, mean, variance], typed=2),
+        [(3, 2, 2, 3), (2,), (2,)])
+    return m.weighted_sum(output)
 
 
 def matmul(lhs, rhs, m):
@@ -322,6 +431,12 @@ case("average_pool_include_pad", "average_pool", (2, 2, 7, 6), [3, 3],
      [2, 2], [1, 1, 1, 1], ["count_include_pad"])(pool)
 
 
+@case("global_average_pool")
+def global_average_pool(m):
+    x = m.parameter("X", normal(m.rng, 2, 3, 4, 5))
+    return m.weighted_sum(m.op("global_average_pool", [x], (2, 3, 1, 1)))
+
+
 @case("reshape")
 def reshape(m):
     x = m.parameter("X", normal(m.rng, 2, 3, 4))
@@ -391,9 +506,49 @@ def gather(m):
     return m.weighted_sum(m.op("gather", [table, ids], (2, 4, 3), "axis 0"))
 
 
+@case("expand")
+def expand(m):
+    """[3, 1] to [2, 3, 4]: a new leading axis and a stretched one."""
+    x = m.parameter("X", normal(m.rng, 3, 1))
+    return m.weighted_sum(m.convert("expand", x, (2, 3, 4)))
+
+
+@case("tile")
+def tile(m):
+    x = m.parameter("X", normal(m.rng, 2, 1, 3))
+    return m.weighted_sum(m.op("tile", [x], (2, 3, 6), "repeats [1, 3, 2]"))
+
+
+def pad(mode, input_shape, pads, value, m):
+    x = m.parameter("X", normal(m.rng, *input_shape))
+    rank = len(input_shape)
+    shape = [n + pads[d] + pads[rank + d] for d, n in enumerate(input_shape)]
+    attributes = f"pads {pads} mode {mode}"
+    if value:
+        attributes += f" {{value = {value!r} : f64}}"
+    return m.weighted_sum(m.op("pad", [x], shape, attributes))
+
+
+case("pad_constant", "constant", (3, 4), [1, 0, 2, 1], 1.5)(pad)
+case("pad_constant_crop", "constant", (4, 5), [1, -1, -2, 2], -0.5)(pad)
+
+
+def trilu(upper, k, m):
+    """The triangles of the last two axes of [2, 4, 5], from diagonal k."""
+    x = m.parameter("X", normal(m.rng, 2, 4, 5))
+    attributes = ("upper " if upper else "") + f"{{k = {k} : i64}}"
+    return m.weighted_sum(m.unary("trilu", x, attributes))
+
+
+case("trilu_upper", True, 1)(trilu)
+case("trilu_lower", False, -1)(trilu)
+
+
 def reduce(mnemonic, axes, keepdims, m):
+    """reduce_max reads distinct values: no ties."""
     shape = (2, 3, 4)
-    x = m.parameter("X", normal(m.rng, *shape))
+    data = distinct if mnemonic == "reduce_max" else normal
+    x = m.parameter("X", data(m.rng, *shape))
     kept = [1 if d in axes else n for d, n in enumerate(shape)]
     result = kept if keepdims else [n for d, n in enumerate(shape)
                                     if d not in axes]
@@ -405,6 +560,8 @@ case("reduce_sum", "reduce_sum", [0, 2], False)(reduce)
 case("reduce_sum_keepdims", "reduce_sum", [1], True)(reduce)
 case("reduce_mean", "reduce_mean", [0, 2], False)(reduce)
 case("reduce_mean_keepdims", "reduce_mean", [1, 2], True)(reduce)
+case("reduce_max", "reduce_max", [0, 2], False)(reduce)
+case("reduce_max_keepdims", "reduce_max", [1], True)(reduce)
 
 # Losses: scores [4, 5] (or [2, 5, 3]) from a trainable parameter; for the
 # negative log-likelihood through log_softmax over the classes.

@@ -24,6 +24,7 @@
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/Sequence.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
@@ -305,7 +306,14 @@ prepareModule(std::unique_ptr<llvm::MemoryBuffer> input, MLIRContext &context,
   pm.addPass(createCanonicalizerPass());
   // Without --train the program is an inference pipeline; training-mode
   // batch normalization whose updated statistics the model returns stays.
-  if (!train)
+  // A module that already returns gradients (--pipe-autodiff's output) is
+  // a training program: its forward pass keeps its training-mode ops.
+  auto main = module->lookupSymbol<func::FuncOp>("main");
+  bool differentiated =
+      main && llvm::any_of(llvm::seq(main.getNumResults()), [&](unsigned i) {
+        return main.getResultAttr(i, "pipe.grad_of") != nullptr;
+      });
+  if (!train && !differentiated)
     pm.addPass(pipe::createInferenceMode());
   pm.addPass(createCSEPass());
   pm.addPass(createCanonicalizerPass());
