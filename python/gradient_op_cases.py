@@ -456,6 +456,16 @@ def slice_(m):
                                "offsets [1, 3] sizes [3, 2] strides [1, 1]"))
 
 
+@case("slice_strided")
+def slice_strided(m):
+    # Every second row from row 1 (the last row read is the input's last),
+    # and every third column backwards from column 7: 7, 4, 1.
+    x = m.parameter("X", normal(m.rng, 7, 8, 2))
+    return m.weighted_sum(m.op("slice", [x], (3, 3, 2),
+                               "offsets [1, 7, 0] sizes [3, 3, 2] "
+                               "strides [2, -3, 1]"))
+
+
 @case("concat")
 def concat(m):
     """Three inputs along the middle axis."""
@@ -504,6 +514,16 @@ def gather(m):
     table = m.parameter("E", normal(m.rng, 5, 3))
     ids = m.input("ids", np.array([[0, 2, 2, 4], [1, 0, 2, 2]], np.int64))
     return m.weighted_sum(m.op("gather", [table, ids], (2, 4, 3), "axis 0"))
+
+
+@case("gather_axis1")
+def gather_axis1(m):
+    """Along a middle axis, with repeated and negative (from the end)
+    indices."""
+    data = m.parameter("D", normal(m.rng, 2, 5, 3))
+    ids = m.input("ids", np.array([[4, -1, 0], [1, 1, -5]], np.int64))
+    return m.weighted_sum(m.op("gather", [data, ids], (2, 2, 3, 3),
+                               "axis 1"))
 
 
 @case("expand")

@@ -749,39 +749,113 @@ AutodiffPass::gradients(Operation *op, ArrayRef<Value> resultGrads,
                           typeOf(o.getRhs()));
       })
       .Case([&](GatherOp o) {
-        // Along axis 0 (embeddings): scatter-add the rows' gradients, as
-        // onehot(indices)^T times the gradient.
+        // Scatter-add the gradient into the gathered rows, as
+        // onehot(indices)^T times the gradient: the gathered axis k moved
+        // first, the index dimensions of the gradient moved first and
+        // flattened. Negative indices count from the end.
         Value data = o.getData(), indices = o.getIndices();
-        auto dataType = typeOf(data);
-        if (o.getAxis() != 0) {
-          handled = false;
-          return;
-        }
-        int64_t count = typeOf(indices).getNumElements();
-        int64_t rows = dataType.getDimSize(0);
+        auto dataType = typeOf(data), indexType = typeOf(indices);
+        int64_t axis = o.getAxis(), rank = dataType.getRank();
+        int64_t indexRank = indexType.getRank();
+        int64_t count = indexType.getNumElements();
+        int64_t rows = dataType.getDimSize(axis);
         int64_t width = dataType.getNumElements() / std::max<int64_t>(rows, 1);
         Type f = dataType.getElementType();
-        Value onehot = g.onehot(indices, rows, f);
+        Value extent = ConstantOp::create(
+            b, loc,
+            DenseElementsAttr::get(
+                RankedTensorType::get({}, indexType.getElementType()),
+                ArrayRef<int64_t>{rows}));
+        Value zero = ConstantOp::create(
+            b, loc,
+            DenseElementsAttr::get(
+                RankedTensorType::get({}, indexType.getElementType()),
+                ArrayRef<int64_t>{0}));
+        Value wrapped =
+            WhereOp::create(b, loc, LessOp::create(b, loc, indices, zero),
+                            AddOp::create(b, loc, indices, extent), indices);
+        Value onehot = g.onehot(wrapped, rows, f);
+        // The gradient is data[:k] + indices + data[k+1:]: indices first.
+        SmallVector<int64_t> perm;
+        for (int64_t d = 0; d < indexRank; ++d)
+          perm.push_back(axis + d);
+        for (int64_t d = 0; d < typeOf(grad).getRank(); ++d)
+          if (d < axis || d >= axis + indexRank)
+            perm.push_back(d);
+        Value moved = grad;
+        if (axis != 0)
+          moved =
+              TransposeOp::create(b, loc, grad, b.getDenseI64ArrayAttr(perm));
         Value flat = ReshapeOp::create(
-            b, loc, RankedTensorType::get({count, width}, f), grad);
+            b, loc, RankedTensorType::get({count, width}, f), moved);
         Value summed = MatMulOp::create(b, loc, g.transposeLast(onehot), flat);
-        out[0] = ReshapeOp::create(b, loc, dataType, summed);
+        // [rows, data[:k], data[k+1:]] back to the data's order.
+        SmallVector<int64_t> firstShape = {rows}, back;
+        for (int64_t d = 0; d < rank; ++d)
+          if (d != axis)
+            firstShape.push_back(dataType.getDimSize(d));
+        for (int64_t d = 1; d <= axis; ++d)
+          back.push_back(d);
+        back.push_back(0);
+        for (int64_t d = axis + 1; d < rank; ++d)
+          back.push_back(d);
+        Value unflat = ReshapeOp::create(
+            b, loc, RankedTensorType::get(firstShape, f), summed);
+        out[0] = axis == 0 ? unflat
+                           : TransposeOp::create(b, loc, unflat,
+                                                 b.getDenseI64ArrayAttr(back))
+                                 .getResult();
       })
       .Case([&](SliceOp o) {
-        // Unit strides: the gradient padded with zeros back to the input.
+        // The gradient goes back to the positions the slice read, zeros
+        // elsewhere. Along an axis with stride s, a negative stride is
+        // first undone by reversing the gradient; then each element is
+        // followed by s - 1 zeros (a concat with zeros on a new axis and a
+        // reshape). A final pad (cropping where negative) places the
+        // spread gradient at the slice's first position.
         auto inputType = typeOf(o.getInput());
-        if (llvm::any_of(o.getStrides(), [](int64_t s) { return s != 1; })) {
-          handled = false;
-          return;
-        }
         int64_t rank = inputType.getRank();
+        Type f = inputType.getElementType();
         SmallVector<int64_t> pads(2 * rank);
+        Value spread = grad;
         for (int64_t d = 0; d < rank; ++d) {
-          pads[d] = o.getOffsets()[d];
+          int64_t stride = o.getStrides()[d], size = o.getSizes()[d];
+          int64_t first = o.getOffsets()[d];
+          if (stride < 0 && size > 0) {
+            // Reverse: the slice read first, first + stride, ...
+            auto current = typeOf(spread);
+            SmallVector<int64_t> offsets(rank, 0), sizes(current.getShape()),
+                steps(rank, 1);
+            offsets[d] = size - 1;
+            steps[d] = -1;
+            spread = SliceOp::create(
+                b, loc, spread, b.getDenseI64ArrayAttr(offsets),
+                b.getDenseI64ArrayAttr(sizes), b.getDenseI64ArrayAttr(steps));
+            first += (size - 1) * stride;
+            stride = -stride;
+          }
+          if (stride > 1 && size > 0) {
+            auto current = typeOf(spread);
+            SmallVector<int64_t> column(current.getShape());
+            column.insert(column.begin() + d + 1, 1);
+            SmallVector<int64_t> gaps(column);
+            gaps[d + 1] = stride - 1;
+            Value columns = ReshapeOp::create(
+                b, loc, RankedTensorType::get(column, f), spread);
+            Value zeros = g.constant(RankedTensorType::get(gaps, f), 0.0,
+                                     /*scalar=*/false);
+            Value joined =
+                ConcatOp::create(b, loc, ValueRange{columns, zeros}, d + 1);
+            SmallVector<int64_t> flat(current.getShape());
+            flat[d] *= stride;
+            spread = ReshapeOp::create(b, loc, RankedTensorType::get(flat, f),
+                                       joined);
+          }
+          pads[d] = first;
           pads[rank + d] =
-              inputType.getDimSize(d) - o.getOffsets()[d] - o.getSizes()[d];
+              inputType.getDimSize(d) - first - typeOf(spread).getDimSize(d);
         }
-        out[0] = PadOp::create(b, loc, grad, pads, PadMode::constant,
+        out[0] = PadOp::create(b, loc, spread, pads, PadMode::constant,
                                llvm::APFloat(0.0));
       })
       .Case([&](ReshapeOp o) {

@@ -6,6 +6,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/GlobPattern.h"
 
 #define DEBUG_TYPE "pipe-prepare-training"
@@ -127,6 +128,25 @@ struct PrepareTrainingPass
         op->erase();
   }
 
+  /// The parameters that are only ever read as the running mean or
+  /// variance of a batch normalization.
+  static llvm::StringSet<> batchNormStatistics(ModuleOp module) {
+    llvm::StringSet<> candidates, other;
+    module.walk([&](ParamRefOp ref) {
+      for (OpOperand &use : ref->getUses()) {
+        bool statistic =
+            isa<BatchNormOp, BatchNormTrainOp>(use.getOwner()) &&
+            (use.getOperandNumber() == 3 || use.getOperandNumber() == 4);
+        (statistic ? candidates : other).insert(ref.getName());
+      }
+    });
+    llvm::StringSet<> statistics;
+    for (const auto &name : candidates)
+      if (!other.contains(name.getKey()))
+        statistics.insert(name.getKey());
+    return statistics;
+  }
+
   LogicalResult applyFreeze(ModuleOp module) {
     SmallVector<llvm::GlobPattern> patterns;
     for (const std::string &text : freeze) {
@@ -140,9 +160,15 @@ struct PrepareTrainingPass
     }
     SmallVector<bool> matched(patterns.size(), false);
     unsigned trainable = 0;
+    llvm::StringSet<> statistics = batchNormStatistics(module);
     for (auto parameter : module.getOps<ParameterOp>()) {
       if (!parameter.getTrainable())
         continue;
+      // Running statistics are state, not weights (PyTorch's buffers).
+      if (statistics.contains(parameter.getSymName())) {
+        parameter.setTrainable(false);
+        continue;
+      }
       auto tensor = dyn_cast<RankedTensorType>(parameter.getType());
       if (!tensor || !isa<FloatType>(tensor.getElementType())) {
         parameter.setTrainable(false);

@@ -319,6 +319,7 @@ prepareModule(std::unique_ptr<llvm::MemoryBuffer> input, MLIRContext &context,
   pm.addPass(createCanonicalizerPass());
   if (train && trainingStep) {
     pm.addPass(pipe::createAutodiff());
+    pm.addPass(pipe::createUpdateStatistics());
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());
     pm.addPass(pipe::createOptimizer(optimizerOptions()));

@@ -48,7 +48,9 @@ def PrepareTraining : Pass<"pipe-prepare-training", "::mlir::ModuleOp"> {
       erased.
     - Trainable parameters are the floating-point `pipe.parameter`s marked
       `trainable`, minus those whose names match a `freeze` glob pattern
-      (`*`, `?`, `[...]`); those lose the mark.
+      (`*`, `?`, `[...]`), and minus the running statistics of batch
+      normalization (parameters only read as its mean or variance); those
+      lose the mark.
 
     Errors: no scalar output, or several without `loss`; a `loss` that names
     no output or a non-scalar one; a `freeze` pattern that matches no
@@ -88,12 +90,33 @@ def Autodiff : Pass<"pipe-autodiff", "::mlir::ModuleOp"> {
     sqrt, erf, where, softmax, log_softmax, layer_norm, matmul, gemm, conv
     (grouped, any strides, padding and dilations), max_pool and
     average_pool (through `pipe.max_pool_grad` and
-    `pipe.average_pool_grad`), reshape, transpose, slice (unit strides),
-    concat, split, gather (axis 0), reduce_sum, reduce_mean,
+    `pipe.average_pool_grad`), reshape, transpose, slice (any strides),
+    concat, split, gather (any axis), reduce_sum, reduce_mean,
     softmax_cross_entropy and nll_loss (N-D, class weights, ignore_index,
     every reduction). Any
     other op on a path from a trainable parameter to the loss is an error
     that names its ONNX node.
+  }];
+  let dependentDialects = ["::mlir::pipe::PipeDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
+def UpdateStatistics : Pass<"pipe-update-statistics", "::mlir::ModuleOp"> {
+  let summary = "Write batch normalization's running statistics back";
+  let description = [{
+    In training, `pipe.batch_norm_train` returns the updated running mean
+    and variance. For each one whose mean and variance operands read
+    parameters, this pass appends them to @main's results, marked
+    `pipe.assign = @<parameter>`, so that every microbatch writes them back
+    (as PyTorch updates its buffers on every forward pass). Results already
+    returned are left alone.
+
+    ```mlir
+    %y, %m, %v = pipe.batch_norm_train %x, %s, %b, %mean, %var
+        : tensor<2x3x4x4xf32>, tensor<3xf32>
+    ```
+    makes @main also return `%m {pipe.assign = @bn.running_mean}` and
+    `%v {pipe.assign = @bn.running_var}` after its other results.
   }];
   let dependentDialects = ["::mlir::pipe::PipeDialect",
                            "::mlir::func::FuncDialect"];

@@ -421,11 +421,28 @@ static std::string dtypeOf(Type element) {
   }
 }
 
+/// The number of results of `func` that go to its caller: those before the
+/// ones it assigns to parameters (`pipe.assign`), which must come last.
+static FailureOr<unsigned> numOutputs(func::FuncOp func) {
+  unsigned count = func.getNumResults();
+  while (count > 0 && func.getResultAttr(count - 1, "pipe.assign"))
+    --count;
+  for (unsigned i = 0; i < count; ++i)
+    if (func.getResultAttr(i, "pipe.assign"))
+      return func.emitError("result ")
+             << i << " assigns a parameter but comes before a result that "
+             << "does not; the CPU target needs those last";
+  return count;
+}
+
 /// The table of input or output ports of the stage program.
 static LogicalResult writePorts(llvm::raw_ostream &os, const char *name,
                                 func::FuncOp main, bool results) {
   os << "const Port " << name << "[] = {\n";
-  unsigned count = results ? main.getNumResults() : main.getNumArguments();
+  FailureOr<unsigned> outputs = numOutputs(main);
+  if (failed(outputs))
+    return failure();
+  unsigned count = results ? *outputs : main.getNumArguments();
   for (unsigned i = 0; i < count; ++i) {
     auto type = cast<RankedTensorType>(results ? main.getResultTypes()[i]
                                                : main.getArgumentTypes()[i]);
@@ -603,16 +620,20 @@ LogicalResult mlir::pipe::emitCPUProgram(ModuleOp module, StringRef outDir,
   Type real;
   if (training) {
     // @main returns the loss, then the gradients @update takes before the
-    // step number, all of one floating-point type.
-    if (main.getNumResults() < 2 ||
-        update.getNumArguments() != main.getNumResults())
+    // step number, all of one floating-point type (then what it writes
+    // back itself, like running statistics).
+    FailureOr<unsigned> outputs = numOutputs(main);
+    if (failed(outputs))
+      return failure();
+    if (*outputs < 2 || update.getNumArguments() != *outputs)
       return main.emitError("a training program needs @main to return the "
                             "loss and the gradients that @update takes");
     real = cast<RankedTensorType>(main.getResultTypes()[0]).getElementType();
     if (!real.isF32() && !real.isF64())
       return main.emitError("the CPU target trains in f32 or f64, not ")
              << real;
-    for (auto [index, type] : llvm::enumerate(main.getResultTypes()))
+    for (auto [index, type] :
+         llvm::enumerate(main.getResultTypes().take_front(*outputs)))
       if (cast<RankedTensorType>(type).getElementType() != real ||
           (index > 0 && update.getArgumentTypes()[index - 1] != type))
         return main.emitError("result ")
@@ -657,13 +678,19 @@ LogicalResult mlir::pipe::emitCPUProgram(ModuleOp module, StringRef outDir,
       failed(writePorts(src, "kOutputs", main, /*results=*/true)))
     return failure();
   if (training) {
-    // The trainable parameters, which --save-onnx writes back.
+    // What --save-onnx writes back: the trainable parameters and those
+    // @main updates itself (running statistics), not the optimizer state.
+    llvm::StringSet<> updated;
+    for (unsigned i = 0, e = main.getNumResults(); i < e; ++i)
+      if (auto assigned =
+              main.getResultAttrOfType<FlatSymbolRefAttr>(i, "pipe.assign"))
+        updated.insert(assigned.getValue());
     src << "using Real = " << (real.isF32() ? "float" : "double") << ";\n"
         << "constexpr int64_t kMicrobatches = " << options.microbatches
         << ";\nstruct Trained {\n  const char *name;\n  int64_t offset, "
            "bytes;\n};\nconst Trained kTrained[] = {\n";
     for (const WeightEntry &entry : stage.parameters)
-      if (entry.trainable)
+      if (entry.trainable || updated.contains(entry.name))
         src << "    {\"" << entry.name << "\", " << entry.offset << ", "
             << tensorBytes(entry.type) << "},\n";
     src << "};\n";
