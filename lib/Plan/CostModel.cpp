@@ -114,3 +114,11 @@ double mlir::pipe::transferTimeMs(int64_t bytes, const LinkSpec &link) {
   return link.latencyUs * 1e-3 +
          double(bytes) / (link.bandwidthGBps * 1e9) * 1e3;
 }
+
+OpCost mlir::pipe::backwardCost(const OpCost &forward) {
+  OpCost cost = forward;
+  cost.flops *= 2;
+  cost.bytesRead *= 2;
+  cost.bytesWritten *= 2;
+  return cost;
+}

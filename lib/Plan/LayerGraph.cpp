@@ -9,8 +9,12 @@
 
 #include "pipe/Dialect/Pipe/IR/PipeOps.h"
 
+#include "pipe/Transforms/Passes.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
 
@@ -104,6 +108,7 @@ llvm::Expected<LayerGraph> mlir::pipe::buildLayerGraph(func::FuncOp func) {
 
     OpCost cost = estimateOpCost(&op);
     layer.ops.push_back(cost);
+    graph.layerOfLocation.try_emplace(op.getLoc(), layerIndex);
     int64_t results = 0;
     for (Value result : op.getResults())
       results += tensorBytes(result.getType());
@@ -138,6 +143,46 @@ llvm::Expected<LayerGraph> mlir::pipe::buildLayerGraph(func::FuncOp func) {
     return llvm::createStringError("the function '" + func.getSymName() +
                                    "' computes nothing to plan");
   return graph;
+}
+
+llvm::Error mlir::pipe::deriveBackwardCosts(ModuleOp module,
+                                            LayerGraph &graph) {
+  OwningOpRef<ModuleOp> copy = module.clone();
+  auto main = copy->lookupSymbol<func::FuncOp>("main");
+  if (!main || graph.layers.empty())
+    return llvm::createStringError("the module has no @main to differentiate");
+  MLIRContext *context = module.getContext();
+  auto forward = StringAttr::get(context, "pipe.forward");
+  for (Operation &op : main.getBody().front())
+    op.setAttr(forward, UnitAttr::get(context));
+
+  std::string message;
+  ScopedDiagnosticHandler capture(context, [&](Diagnostic &diagnostic) {
+    if (message.empty())
+      message = diagnostic.str();
+    return success();
+  });
+  PassManager pm(context);
+  pm.addPass(createAutodiff());
+  if (failed(pm.run(*copy)))
+    return llvm::createStringError(message.empty() ? "--pipe-autodiff failed"
+                                                   : message);
+
+  std::vector<llvm::SmallVector<OpCost>> backward(graph.layers.size());
+  for (Operation &op : main.getBody().front()) {
+    if (op.hasAttr(forward) ||
+        isa<func::ReturnOp, ParamRefOp, ConstantOp, ReshapeOp>(op))
+      continue;
+    auto it = graph.layerOfLocation.find(op.getLoc());
+    unsigned layer = it != graph.layerOfLocation.end()
+                         ? it->second
+                         : graph.layers.size() - 1;
+    backward[layer].push_back(estimateOpCost(&op));
+  }
+  for (auto [layer, ops] : llvm::zip(graph.layers, backward))
+    layer.backwardOps = std::move(ops);
+  graph.derivedBackward = true;
+  return llvm::Error::success();
 }
 
 std::vector<int64_t> LayerGraph::cutBytes() const {

@@ -60,6 +60,13 @@ llvm::Expected<PlanResult> mlir::pipe::planModule(ModuleOp module,
   if (!graph)
     return graph.takeError();
   result.graph = std::move(*graph);
+  // Training is priced on the gradient ops the compiler would build; a
+  // model it cannot differentiate keeps the estimate (twice the forward
+  // FLOPs), and plan.json says so.
+  if (request.options.training)
+    if (llvm::Error error = deriveBackwardCosts(module, result.graph))
+      result.backwardPricing =
+          "estimated (2x forward): " + llvm::toString(std::move(error));
 
   PlanOptions options = request.options;
   // Cut points by node name: the last layer of that node.
@@ -211,32 +218,42 @@ void mlir::pipe::writePlanJSON(const PlanResult &result,
   llvm::json::Array layers;
   std::vector<bool> seen(result.graph.params.size(), false);
   for (const PlanLayer &layer : result.graph.layers) {
-    int64_t flops = 0, params = 0;
-    for (const OpCost &cost : layer.ops)
+    int64_t flops = 0, params = 0, backwardFlops = 0;
+    for (const OpCost &cost : layer.ops) {
       flops += cost.flops;
+      if (!result.graph.derivedBackward)
+        backwardFlops += backwardCost(cost).flops;
+    }
+    for (const OpCost &cost : layer.backwardOps)
+      backwardFlops += cost.flops;
     for (unsigned p : layer.params)
       if (!seen[p]) {
         seen[p] = true;
         params += result.graph.params[p].bytes;
       }
-    layers.push_back(llvm::json::Object{
-        {"name", layer.name}, {"flops", flops}, {"param_bytes", params}});
+    llvm::json::Object entry{
+        {"name", layer.name}, {"flops", flops}, {"param_bytes", params}};
+    if (options.training)
+      entry["backward_flops"] = backwardFlops;
+    layers.push_back(std::move(entry));
   }
-  llvm::json::Object root{{"schedule", scheduleName(options)},
-                          {"training", options.training},
-                          {"microbatches", options.microbatches},
-                          {"predicted_iteration_ms", plan.predictedIterationMs},
-                          {"objective_ms", plan.objectiveMs},
-                          {"search_objective_ms", plan.optimalObjectiveMs},
-                          {"lower_bound_ms", result.lowerBoundMs},
-                          {"bubble_fraction", plan.bubbleFraction},
-                          {"optimizer_ms", optimizerMs},
-                          {"exact", plan.exact},
-                          {"objective_gap_bound", plan.gapBound},
-                          {"planner_seconds", result.plannerSeconds},
-                          {"layers", std::move(layers)},
-                          {"devices", int64_t(result.cluster.devices.size())},
-                          {"stages", std::move(stages)}};
+  llvm::json::Object root{
+      {"schedule", scheduleName(options)},
+      {"training", options.training},
+      {"microbatches", options.microbatches},
+      {"predicted_iteration_ms", plan.predictedIterationMs},
+      {"objective_ms", plan.objectiveMs},
+      {"search_objective_ms", plan.optimalObjectiveMs},
+      {"lower_bound_ms", result.lowerBoundMs},
+      {"bubble_fraction", plan.bubbleFraction},
+      {"optimizer_ms", optimizerMs},
+      {"exact", plan.exact},
+      {"backward_pricing", options.training ? result.backwardPricing : "none"},
+      {"objective_gap_bound", plan.gapBound},
+      {"planner_seconds", result.plannerSeconds},
+      {"layers", std::move(layers)},
+      {"devices", int64_t(result.cluster.devices.size())},
+      {"stages", std::move(stages)}};
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(root))) << "\n";
 }
 

@@ -17,19 +17,6 @@
 using namespace mlir;
 using namespace mlir::pipe;
 
-/// The backward pass of an op costs twice its forward pass. For a
-/// contraction that is exact: it computes the input and the weight
-/// gradients, two products of the forward's size. Other ops read the
-/// incoming gradient and the saved operands and write a gradient: about
-/// twice the traffic of the forward.
-static OpCost backwardCost(const OpCost &forward) {
-  OpCost cost = forward;
-  cost.flops *= 2;
-  cost.bytesRead *= 2;
-  cost.bytesWritten *= 2;
-  return cost;
-}
-
 /// Bytes the optimizer update reads and writes per byte of parameters:
 /// SGD reads the weight and gradient and writes the weight (3); momentum
 /// also reads and writes its buffer (5); Adam both moments (7).
@@ -79,9 +66,12 @@ PlanProblem::PlanProblem(const LayerGraph &graph, const Cluster &cluster,
         f += t;
         if (!cost.contraction)
           cheap += t;
-        if (opts.training)
+        if (opts.training && !graph.derivedBackward)
           b += estimateOpTimeMs(backwardCost(cost), spec, opts.precision);
       }
+      if (opts.training && graph.derivedBackward)
+        for (const OpCost &cost : graph.layers[l].backwardOps)
+          b += estimateOpTimeMs(cost, spec, opts.precision);
       fwd[d][l + 1] = fwd[d][l] + f;
       bwd[d][l + 1] = bwd[d][l] + b;
       cheapFwd[d][l + 1] = cheapFwd[d][l] + cheap;

@@ -30,6 +30,13 @@ struct OpCost {
 /// Counts the FLOPs and bytes of `op` from its types and attributes.
 OpCost estimateOpCost(Operation *op);
 
+/// The estimate of an op's backward pass when its gradient ops are not
+/// known: twice its forward pass. For a contraction that is exact: it
+/// computes the input and the weight gradients, two products of the
+/// forward's size. Other ops read the incoming gradient and the saved
+/// operands and write a gradient: about twice the traffic of the forward.
+OpCost backwardCost(const OpCost &forward);
+
 /// The precision the model computes in.
 enum class Precision { FP32, TF32, BF16, FP16 };
 

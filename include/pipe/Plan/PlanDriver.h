@@ -53,6 +53,9 @@ struct PlanResult {
   Simulation simulation;
   double lowerBoundMs = 0;
   double plannerSeconds = 0;
+  /// How training's backward pass was priced: "derived" from the gradient
+  /// ops, or why it was estimated.
+  std::string backwardPricing = "derived";
 };
 
 /// Plans `module`'s `main` function. Errors name what is at fault: the

@@ -19,6 +19,9 @@
 #include "pipe/Plan/CostModel.h"
 #include "pipe/Plan/StageMemory.h"
 
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Location.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/Error.h"
 
@@ -54,6 +57,9 @@ struct PlanLayer {
   std::string name;
   /// The forward cost of each op.
   llvm::SmallVector<OpCost> ops;
+  /// The cost of each op of the layer's gradient, when derived (see
+  /// LayerGraph::derivedBackward).
+  llvm::SmallVector<OpCost> backwardOps;
   /// Bytes of the results a training stage keeps for the backward pass
   /// without recompute (reshapes alias their input and keep nothing).
   int64_t stashBytes = 0;
@@ -71,6 +77,12 @@ struct LayerGraph {
   std::vector<PlanLayer> layers;
   std::vector<PlanValue> values;
   std::vector<PlanParam> params;
+  /// Whether the layers' backward costs are those of the ops
+  /// --pipe-autodiff builds (deriveBackwardCosts); else a layer's backward
+  /// pass is priced from its forward ops (twice the FLOPs).
+  bool derivedBackward = false;
+  /// The layer of each op location of the function it was built from.
+  llvm::DenseMap<Location, unsigned> layerOfLocation;
 
   /// Bytes of the values produced at or before layer `c` and read after
   /// it, for every cut c in [0, layers.size() - 1). Values that skip a
@@ -82,6 +94,14 @@ struct LayerGraph {
 /// node name form a layer; parameters and constants become PlanParams.
 /// Fails, naming the op, on a tensor without a static shape.
 llvm::Expected<LayerGraph> buildLayerGraph(func::FuncOp func);
+
+/// Prices the backward pass of `graph`, built from `module`'s @main, with
+/// the gradient ops --pipe-autodiff builds for a copy of the module: each
+/// gradient op counts for the layer of the forward op it differentiates
+/// (the accumulation of the parameters' gradients for the last layer).
+/// Fails, leaving `graph` as it was, when the model cannot be
+/// differentiated.
+llvm::Error deriveBackwardCosts(ModuleOp module, LayerGraph &graph);
 
 /// The most microbatches a step may have.
 constexpr int64_t kMaxMicrobatches = 65536;
