@@ -11,9 +11,11 @@ For each DIR/<model>/ (every subfolder holding a model.onnx unless
   - loads model.onnx, runs onnx.checker (full check) and strict shape
     inference, and checks that the single output `loss` is a float scalar;
   - checks that the initializers are exactly initial/*.npy (names, dtype
-    float32 and values), that every <opt>/weights/ holds the same names and
-    shapes, and that inputs/*.npy are the graph inputs with whole
-    microbatches for steps*M microbatches (from <opt>/config.json);
+    float32 and values), that every <opt>/weights/ (with <opt>/statistics/,
+    batch norm's running statistics, where the model has them) holds the
+    same names and shapes, and that inputs/*.npy are the graph inputs
+    with whole microbatches for steps*M microbatches (from
+    <opt>/config.json);
   - evaluates the loss of the first microbatch with the initial weights in
     onnxruntime (graph optimizations off) and compares it with the PyTorch
     loss in first_loss.json within --rtol; likewise each of the first
@@ -121,20 +123,23 @@ def check_model(name: str, folder: str, c: Checker) -> None:
             c.fail(name, f"{run}/losses.json: expected {steps} finite "
                    f"floats, got {losses[run]}")
         weights = load_folder(os.path.join(folder, run, "weights"))
-        if set(weights) != set(inits):
+        stats = load_folder(os.path.join(folder, run, "statistics"))
+        if set(weights) | set(stats) != set(inits) or \
+                set(weights) & set(stats):
             c.fail(name, f"{run}/weights/ names differ from the "
-                   f"initializers")
-        for key in sorted(set(weights) & set(inits)):
-            if weights[key].dtype != np.float32 or \
-                    weights[key].shape != inits[key].shape:
-                c.fail(name, f"{run}/weights/{key}.npy: "
-                       f"{weights[key].dtype}{list(weights[key].shape)}, "
-                       f"expected float32{list(inits[key].shape)}")
-            elif not np.all(np.isfinite(weights[key])):
-                c.fail(name, f"{run}/weights/{key}.npy is not finite")
-        if weights and all(np.array_equal(weights[k], inits[k])
-                           for k in set(weights) & set(inits)):
-            c.fail(name, f"{run}: training did not change the weights")
+                   f"initializers" + (" (with statistics/)" if stats else ""))
+        for kind, arrays in (("weights", weights), ("statistics", stats)):
+            for key in sorted(set(arrays) & set(inits)):
+                if arrays[key].dtype != np.float32 or \
+                        arrays[key].shape != inits[key].shape:
+                    c.fail(name, f"{run}/{kind}/{key}.npy: "
+                           f"{arrays[key].dtype}{list(arrays[key].shape)}, "
+                           f"expected float32{list(inits[key].shape)}")
+                elif not np.all(np.isfinite(arrays[key])):
+                    c.fail(name, f"{run}/{kind}/{key}.npy is not finite")
+            if arrays and all(np.array_equal(arrays[k], inits[k])
+                              for k in set(arrays) & set(inits)):
+                c.fail(name, f"{run}: training did not change the {kind}")
     m = configs[runs[0]]["microbatches"]
     steps = configs[runs[0]]["steps"]
     if any((cfg["microbatches"], cfg["steps"]) != (m, steps)

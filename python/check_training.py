@@ -14,7 +14,11 @@ of `OUT/run --steps N` and TRAINED its `--save-onnx` model. Checks:
   reference's zero_gradients.json) carry rounding noise that Adam scales
   into steps of up to lr each, so for Adam and AdamW they are only checked
   to have moved at most steps * lr (plus weight decay) from their initial
-  value.
+  value;
+- for a model with batch norm (the reference has <opt>/statistics/): every
+  running statistic in TRAINED within rtol of the largest magnitude of the
+  reference's (ONNX's update, with the biased batch variance), and every
+  initializer is either a weight or a statistic.
 
 Prints one line starting `training ok:` and exits 0, or lists what differs
 and exits 1.
@@ -80,9 +84,10 @@ def main() -> int:
     zeros = zeros["elements"]
     weights = {t.name: numpy_helper.to_array(t) for t in
                trained.graph.initializer}
-    weight_error, loose = 0.0, 0
+    weight_error, loose, compared = 0.0, 0, 0
     for name in sorted(f[:-4] for f in
                        os.listdir(os.path.join(reference, "weights"))):
+        compared += 1
         ref = np.load(os.path.join(reference, "weights", name + ".npy"))
         ours = weights[name].astype(np.float64).ravel()
         ref = ref.astype(np.float64).ravel()
@@ -106,6 +111,35 @@ def main() -> int:
             problems.append(f"{name}: element {i} is {ours[i]!r}, PyTorch "
                             f"{ref[i]!r} (error {error:.2e} of the largest)")
 
+    # Batch norm's running statistics.
+    stats_folder = os.path.join(reference, "statistics")
+    stats_names = sorted(f[:-4] for f in os.listdir(stats_folder)
+                         if f.endswith(".npy")) \
+        if os.path.isdir(stats_folder) else []
+    stats_error = 0.0
+    for name in stats_names:
+        if name not in weights:
+            problems.append(f"{name}: no such initializer in the saved "
+                            f"model")
+            continue
+        ref = np.load(os.path.join(stats_folder, name + ".npy"))
+        ours = weights[name].astype(np.float64).ravel()
+        ref = ref.astype(np.float64).ravel()
+        diff = np.abs(ours - ref)
+        error = diff.max() / max(np.abs(ref).max(), 1e-30)
+        stats_error = max(stats_error, error)
+        if error > args.rtol:
+            i = int(diff.argmax())
+            problems.append(f"{name}: element {i} is {ours[i]!r}, expected "
+                            f"{ref[i]!r} (error {error:.2e} of the "
+                            f"largest)")
+    if stats_names:
+        unchecked = sorted(set(weights) - set(stats_names) - {
+            f[:-4] for f in os.listdir(os.path.join(reference, "weights"))})
+        if unchecked:
+            problems.append(f"initializers neither weights nor statistics: "
+                            f"{unchecked}")
+
     if problems:
         print(f"training differs: {args.model} {args.optimizer}")
         for problem in problems:
@@ -113,9 +147,13 @@ def main() -> int:
         return 1
     extra = (f"; {loose} zero-gradient elements checked loosely"
              if loose else "")
+    statistics = (f", {len(stats_names)} running statistics within "
+                  f"{args.rtol:g} (statistics {stats_error:.1e})"
+                  if stats_names else "")
     print(f"training ok: {args.model} {args.optimizer}, {steps} steps within "
-          f"{args.rtol:g} (loss {loss_error:.1e}), {len(weights)} weights "
-          f"within {args.rtol:g} (weights {weight_error:.1e}){extra}")
+          f"{args.rtol:g} (loss {loss_error:.1e}), {compared} weights "
+          f"within {args.rtol:g} (weights {weight_error:.1e}){statistics}"
+          f"{extra}")
     return 0
 
 

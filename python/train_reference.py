@@ -6,7 +6,7 @@ and python3-onnx 1.12:
 
     /usr/bin/python3 python/train_reference.py --out DIR
         [--models mlp,cnn,gpt] [--optimizers sgd,momentum,adamw]
-        (also: adam, dampened)
+        (also: model bncnn; optimizers adam, dampened)
         [--steps 6] [--microbatches 4] [--seed 0]
     /usr/bin/python3 python/train_reference.py --list-ops [--models ...]
 
@@ -16,22 +16,32 @@ For each model it writes DIR/<model>/:
                           the single output is the scalar `loss`, and the
                           initializers are exactly the trainable parameters,
                           named as in the PyTorch state_dict (opset 17,
-                          TRAINING mode, no constant folding).
+                          TRAINING mode, no constant folding), plus, for a
+                          model with batch norm, each BatchNorm's
+                          running_mean and running_var buffers (not
+                          num_batches_tracked), read by BatchNormalization
+                          nodes with training_mode = 1.
   inputs/<input>.npy      steps*M microbatches of seeded data (k*b rows along
                           axis 0), read in order; integer targets are int64.
-  initial/<init>.npy      the initial weights (what the initializers hold).
+  initial/<init>.npy      the initial weights and running statistics (what
+                          the initializers hold).
   first_loss.json         the loss of the first microbatch and of each of the
                           first step's M microbatches, with the initial
                           weights (checked by check_train_reference.py).
   <opt>/losses.json       one loss per step: the mean of the step's M
                           microbatch losses, taken before the update.
   <opt>/weights/<init>.npy  the weights after the last step (float32).
+  <opt>/statistics/<init>.npy  for a model with batch norm: the running
+                          statistics after the last step (float32), as the
+                          ONNX model defines them (see below).
   <opt>/config.json       the optimizer and its exact hyperparameters.
   zero_gradients.json     the parameter elements whose gradient is zero on
                           every microbatch, in float64 at the initial
                           weights (the attention key bias: softmax ignores
-                          a shift shared by all keys). Their computed
-                          gradients are rounding noise, which Adam scales
+                          a shift shared by all keys; in bncnn, the head's
+                          weights for a feature that ReLU zeroes on every
+                          microbatch). Their computed gradients are
+                          rounding noise (or zero), which Adam scales
                           up to steps of about lr, so no two
                           implementations agree on them;
                           check_training.py compares them loosely.
@@ -41,6 +51,29 @@ microbatches s*M .. s*M+M-1; the gradient is the mean of the M microbatch
 gradients (each microbatch does (loss_i / M).backward()), then
 optimizer.step() and zero_grad(). Every optimizer starts from the same
 initial weights.
+
+Batch norm (model bncnn, not in the default --models): in training mode
+each BatchNorm normalizes with the microbatch's statistics and updates its
+running statistics on every forward pass, that is once per microbatch.
+ONNX's BatchNormalization (training_mode = 1, momentum = 1 - PyTorch's
+momentum = 0.9) defines
+
+    running_mean = running_mean * momentum + mean(x) * (1 - momentum)
+    running_var  = running_var * momentum + var(x) * (1 - momentum)
+
+with the BIASED variance var(x) = mean((x - mean(x))^2) over the batch and
+spatial axes (n = b*H*W values per channel). PyTorch's own running_var
+uses the UNBIASED variance, var(x) * n / (n - 1), so its buffer is not what
+the exported model computes. <opt>/statistics/ therefore comes from our own
+float64 copies, updated by a forward pre-hook on each BatchNorm with the
+microbatch it receives (ONNX's formulas); the script checks that the
+running_mean copy matches PyTorch's buffer, and that a copy updated with
+the unbiased variance matches PyTorch's running_var (within 1e-5 of the
+largest magnitude), so the hooks see exactly PyTorch's updates. Exporting
+traces one forward pass in training mode, which already updates the
+buffers with microbatch 0 (torch.onnx writes the updated values); those
+are the initial running statistics, in model.onnx and initial/. The first
+losses are evaluated without changing them.
 
 --list-ops prints each model's histogram of ONNX op types and marks the ops
 that the compiler's importer does not list.
@@ -57,6 +90,7 @@ import math
 import os
 import sys
 import time
+import warnings
 
 import numpy as np
 import onnx
@@ -78,6 +112,8 @@ SUPPORTED_OPS = {
     # nn
     "MatMul", "Gemm", "Conv", "MaxPool", "AveragePool",
     "LayerNormalization", "Softmax", "LogSoftmax",
+    # bncnn only, in training mode
+    "BatchNormalization",
     "SoftmaxCrossEntropyLoss", "NegativeLogLikelihoodLoss",
     # reductions
     "ReduceMean", "ReduceSum", "ReduceMax",
@@ -126,6 +162,35 @@ class CNN(nn.Module):
         h = F.relu(h + self.res(h))
         # A reshape with a constant shape rather than torch.flatten, which
         # exports the Flatten op.
+        logits = self.head(h.reshape(-1, self.features))
+        return F.cross_entropy(logits, labels)
+
+
+class BNCNN(nn.Module):
+    """Conv(pad 1)-BatchNorm-ReLU-MaxPool, Conv(pad 1)-BatchNorm-ReLU,
+    flatten, linear head, cross-entropy over 10 classes.
+
+    The convolutions have no bias, as usual before batch norm: the batch
+    mean cancels a bias, so its gradient is rounding noise (about 4e-8 in
+    float32), which Adam scales into steps of about lr, and the running
+    mean follows the drifting bias. No two implementations would agree on
+    either (AdamW here: 1e-2 on the biases and on running_mean between
+    float32 and float64 PyTorch)."""
+
+    def __init__(self, channels: int = 8, size: int = 8,
+                 classes: int = 10) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, channels, 3, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(channels)
+        self.pool = nn.MaxPool2d(2)
+        self.conv2 = nn.Conv2d(channels, channels, 3, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(channels)
+        self.features = channels * (size // 2) * (size // 2)
+        self.head = nn.Linear(self.features, classes)
+
+    def forward(self, x: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        h = self.pool(F.relu(self.bn1(self.conv1(x))))
+        h = F.relu(self.bn2(self.conv2(h)))
         logits = self.head(h.reshape(-1, self.features))
         return F.cross_entropy(logits, labels)
 
@@ -200,6 +265,14 @@ def make_cnn(rng: np.random.Generator, rows: int):
     return CNN(), {"x": x, "labels": labels}
 
 
+def make_bncnn(rng: np.random.Generator, rows: int):
+    # The data of make_cnn (the same draws).
+    x = rng.standard_normal((rows, 3, 8, 8)).astype(np.float32)
+    proj = rng.standard_normal((3 * 8 * 8, 10))
+    labels = np.argmax(x.reshape(rows, -1) @ proj, axis=1).astype(np.int64)
+    return BNCNN(), {"x": x, "labels": labels}
+
+
 def make_gpt(rng: np.random.Generator, rows: int):
     vocab, seq = 64, 16
     # Sequences that mostly count up by a per-sequence stride, so the next
@@ -215,7 +288,8 @@ def make_gpt(rng: np.random.Generator, rows: int):
 
 
 # name -> (constructor of the model and its data, microbatch size b)
-MODELS = {"mlp": (make_mlp, 8), "cnn": (make_cnn, 4), "gpt": (make_gpt, 4)}
+MODELS = {"mlp": (make_mlp, 8), "cnn": (make_cnn, 4), "gpt": (make_gpt, 4),
+          "bncnn": (make_bncnn, 4)}
 
 
 # --------------------------------------------------------------------------
@@ -271,23 +345,49 @@ def microbatch(data: dict[str, np.ndarray], b: int,
             for v in data.values()]
 
 
+def batch_norms(model: nn.Module) -> dict[str, nn.Module]:
+    """The model's BatchNorm modules by name."""
+    return {name: m for name, m in model.named_modules()
+            if isinstance(m, nn.modules.batchnorm._BatchNorm)}
+
+
+def statistics(model: nn.Module) -> dict[str, np.ndarray]:
+    """The running statistics buffers of the model's BatchNorms, by their
+    state_dict names (float32 copies)."""
+    return {f"{name}.{kind}":
+            getattr(m, kind).detach().numpy().astype(np.float32).copy()
+            for name, m in batch_norms(model).items()
+            for kind in ("running_mean", "running_var")}
+
+
 def export_onnx(model: nn.Module, data: dict[str, np.ndarray], b: int,
                 path: str | None) -> onnx.ModelProto:
     """Exports `model` for training at microbatch size `b`, checks that the
-    initializers are exactly the parameters (same names, same values), and
-    writes it to `path` when given."""
+    initializers are exactly the parameters and the BatchNorms' running
+    statistics (same names, same values; the tracer's forward pass has
+    already updated the statistics, and the export holds the updated
+    values), that every BatchNormalization is in training mode, and writes
+    it to `path` when given."""
     args = tuple(microbatch(data, b, 0))
     buffer = io.BytesIO()
-    # TRAINING, not EVAL: the models have no dropout or batch norm, so the
+    # TRAINING, not EVAL: batch norm (bncnn) must be exported in training
+    # mode (training_mode = 1: batch statistics, updated running
+    # statistics). The other models have no dropout or batch norm, so the
     # graph is the same, but in EVAL mode torch 1.13 merges initializers
     # with equal values (every LayerNorm's ones and zeros, for instance)
     # into one, and the initializers would no longer be the parameters.
     model.train()
-    torch.onnx.export(model, args, buffer, input_names=list(data),
-                      output_names=["loss"], opset_version=OPSET,
-                      training=torch.onnx.TrainingMode.TRAINING,
-                      do_constant_folding=False, export_params=True,
-                      keep_initializers_as_inputs=False)
+    with warnings.catch_warnings():
+        # Batch norm: torch warns that the graph does not count batches in
+        # num_batches_tracked, which a fixed momentum does not use.
+        warnings.filterwarnings(
+            "ignore", message=r".*Removing mutation from node aten::add_ on "
+            r"block input: '[\w.]*num_batches_tracked'")
+        torch.onnx.export(model, args, buffer, input_names=list(data),
+                          output_names=["loss"], opset_version=OPSET,
+                          training=torch.onnx.TrainingMode.TRAINING,
+                          do_constant_folding=False, export_params=True,
+                          keep_initializers_as_inputs=False)
     proto = onnx.load_from_string(buffer.getvalue())
     onnx.checker.check_model(proto, full_check=True)
 
@@ -309,19 +409,54 @@ def export_onnx(model: nn.Module, data: dict[str, np.ndarray], b: int,
                              f"expected {want}")
 
     params = dict(model.named_parameters())
+    stats = statistics(model)
+    counters = {f"{name}.num_batches_tracked" for name in batch_norms(model)}
     inits = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
-    if set(inits) != set(params) or set(params) != set(model.state_dict()):
+    state_names = set(model.state_dict())
+    if set(inits) != set(params) | set(stats) or \
+            state_names != set(params) | set(stats) | counters:
         raise SystemExit(
             f"initializers and parameters differ: only initializers "
-            f"{sorted(set(inits) - set(params))}, only parameters "
-            f"{sorted(set(params) - set(inits))}, state_dict "
-            f"{sorted(set(model.state_dict()) ^ set(params))}")
+            f"{sorted(set(inits) - set(params) - set(stats))}, only "
+            f"parameters and running statistics "
+            f"{sorted((set(params) | set(stats)) - set(inits))}, state_dict "
+            f"{sorted(state_names ^ (set(params) | set(stats) | counters))}")
     for pname, p in params.items():
         value = p.detach().numpy()
         if inits[pname].dtype != np.float32 or \
                 not np.array_equal(inits[pname], value):
             raise SystemExit(f"initializer {pname} differs from the "
                              f"parameter")
+    for sname, value in stats.items():
+        if inits[sname].dtype != np.float32 or \
+                not np.array_equal(inits[sname], value):
+            raise SystemExit(f"initializer {sname} differs from the "
+                             f"BatchNorm buffer")
+    # Batch norm: training mode, reading exactly the running statistics,
+    # with ONNX's momentum = 1 - PyTorch's.
+    modules = batch_norms(model)
+    read = []
+    for node in graph.node:
+        if node.op_type != "BatchNormalization":
+            continue
+        attrs = {a.name: onnx.helper.get_attribute_value(a)
+                 for a in node.attribute}
+        if attrs.get("training_mode", 0) != 1:
+            raise SystemExit(f"BatchNormalization node '{node.name}' is not "
+                             f"in training mode (training_mode = "
+                             f"{attrs.get('training_mode', 0)})")
+        read += list(node.input[3:5])
+        owner = modules.get(node.input[3].rsplit(".", 1)[0])
+        momentum = attrs.get("momentum", 0.9)
+        if owner is None or abs(momentum - (1 - owner.momentum)) > 1e-6:
+            raise SystemExit(f"BatchNormalization node '{node.name}' reads "
+                             f"{list(node.input[3:5])} with momentum "
+                             f"{momentum}, not a BatchNorm's running "
+                             f"statistics with 1 - its momentum")
+    if sorted(read) != sorted(stats):
+        raise SystemExit(f"the BatchNormalization nodes read {sorted(read)}, "
+                         f"expected the running statistics "
+                         f"{sorted(stats)}")
     if path is not None:
         onnx.save(proto, path)
     return proto
@@ -351,6 +486,69 @@ def save_arrays(folder: str, arrays: dict[str, np.ndarray]) -> None:
 def state(model: nn.Module) -> dict[str, np.ndarray]:
     return {k: p.detach().numpy().astype(np.float32).copy()
             for k, p in model.named_parameters()}
+
+
+class OnnxStatistics:
+    """The running statistics as ONNX's BatchNormalization (training mode)
+    updates them, in float64: a forward pre-hook on each BatchNorm of
+    `model` takes the microbatch it normalizes and updates
+    running = (1 - m) * running + m * batch statistic (m = PyTorch's
+    momentum, 0.1; ONNX's momentum is 1 - m), with the biased variance.
+    A second variance follows PyTorch's update (unbiased), to check the
+    hooks against PyTorch's own buffers."""
+
+    def __init__(self, model: nn.Module) -> None:
+        self.modules = batch_norms(model)
+        self.mean, self.var, self.torch_var = {}, {}, {}
+        for name, m in self.modules.items():
+            self.mean[name] = m.running_mean.detach().double().clone()
+            self.var[name] = m.running_var.detach().double().clone()
+            self.torch_var[name] = self.var[name].clone()
+        self.handles = [m.register_forward_pre_hook(self.hook(name))
+                        for name, m in self.modules.items()]
+
+    def hook(self, name: str):
+        def update(module: nn.Module, inputs) -> None:
+            x = inputs[0].detach().double()
+            axes = [d for d in range(x.dim()) if d != 1]
+            n = x.numel() // x.shape[1]
+            mean = x.mean(axes)
+            var = x.var(axes, unbiased=False)
+            m = module.momentum
+            self.mean[name] = (1 - m) * self.mean[name] + m * mean
+            self.var[name] = (1 - m) * self.var[name] + m * var
+            self.torch_var[name] = ((1 - m) * self.torch_var[name] +
+                                    m * var * n / (n - 1))
+        return update
+
+    def finish(self) -> tuple[dict[str, np.ndarray], float, float]:
+        """Removes the hooks and returns the ONNX statistics (float32, by
+        state_dict name) and the largest differences, relative to the
+        tensor's largest magnitude, of running_mean and of the unbiased
+        copy from PyTorch's buffers."""
+        for handle in self.handles:
+            handle.remove()
+        result, mean_error, var_error = {}, 0.0, 0.0
+        for name, m in self.modules.items():
+            for ours, torch_buffer, kind in (
+                    (self.mean[name], m.running_mean, "running_mean"),
+                    (self.torch_var[name], m.running_var, "running_var")):
+                theirs = torch_buffer.detach().double()
+                error = float((ours - theirs).abs().max() /
+                              max(float(ours.abs().max()), 1e-30))
+                if kind == "running_mean":
+                    mean_error = max(mean_error, error)
+                else:
+                    var_error = max(var_error, error)
+                if error > 1e-5:
+                    raise SystemExit(f"{name}.{kind}: the hooks' statistics "
+                                     f"differ from PyTorch's buffer "
+                                     f"({error:.2e} of the largest)")
+            result[f"{name}.running_mean"] = \
+                self.mean[name].numpy().astype(np.float32)
+            result[f"{name}.running_var"] = \
+                self.var[name].numpy().astype(np.float32)
+        return result, mean_error, var_error
 
 
 def train(model: nn.Module, opt_name: str, data: dict[str, np.ndarray],
@@ -404,11 +602,17 @@ def run_model(name: str, args: argparse.Namespace) -> None:
     proto = export_onnx(model, data, b, os.path.join(folder, "model.onnx"))
     save_arrays(os.path.join(folder, "inputs"), data)
     initial = state(model)
-    save_arrays(os.path.join(folder, "initial"), initial)
+    stats = statistics(model)
+    save_arrays(os.path.join(folder, "initial"), {**initial, **stats})
 
+    # In training mode, batch norm updates its running statistics on every
+    # forward pass: keep them as exported.
+    buffers = {k: v.detach().clone() for k, v in model.named_buffers()}
     with torch.no_grad():
         first = [float(model(*microbatch(data, b, j)))
                  for j in range(args.microbatches)]
+        for k, v in model.named_buffers():
+            v.copy_(buffers[k])
     write_json(os.path.join(folder, "first_loss.json"),
                {"loss": first[0], "microbatch_size": b,
                 "step1_microbatch_losses": first})
@@ -419,14 +623,22 @@ def run_model(name: str, args: argparse.Namespace) -> None:
 
     print(f"{name}: b={b}, {len(initial)} parameters "
           f"({sum(v.size for v in initial.values())} values), "
-          f"{len(proto.graph.node)} ONNX nodes")
+          f"{len(proto.graph.node)} ONNX nodes" +
+          (f", {len(stats)} running statistics" if stats else ""))
     for opt_name in args.optimizers:
         t0 = time.perf_counter()
         trained = copy.deepcopy(model)
+        tracker = OnnxStatistics(trained) if stats else None
         losses = train(trained, opt_name, data, b, args.steps,
                        args.microbatches)
         out = os.path.join(folder, opt_name)
         save_arrays(os.path.join(out, "weights"), state(trained))
+        note = ""
+        if tracker is not None:
+            onnx_stats, mean_error, var_error = tracker.finish()
+            save_arrays(os.path.join(out, "statistics"), onnx_stats)
+            note = (f"  (vs PyTorch's buffers: running_mean {mean_error:.1e},"
+                    f" unbiased running_var {var_error:.1e})")
         write_json(os.path.join(out, "losses.json"), losses)
         config = {"optimizer": opt_name, **OPTIMIZERS[opt_name],
                   # One parameter group: the hyperparameters, weight decay
@@ -438,7 +650,7 @@ def run_model(name: str, args: argparse.Namespace) -> None:
                   "torch": torch.__version__}
         write_json(os.path.join(out, "config.json"), config)
         print(f"  {opt_name:9s} " + " ".join(f"{l:.6f}" for l in losses) +
-              f"  ({time.perf_counter() - t0:.2f} s)")
+              f"  ({time.perf_counter() - t0:.2f} s)" + note)
     print(f"  total {time.perf_counter() - start:.2f} s")
 
 
