@@ -334,6 +334,18 @@ def instance_norm(m):
                                (2, 3, 4, 5), typed=2))
 
 
+@case("batch_norm")
+def batch_norm(m):
+    """With the running statistics, all five operands trainable."""
+    x = m.parameter("X", normal(m.rng, 3, 2, 2, 3))
+    scale = m.parameter("G", normal(m.rng, 2))
+    bias = m.parameter("B", normal(m.rng, 2))
+    mean = m.parameter("M", normal(m.rng, 2))
+    variance = m.parameter("V", positive(m.rng, 2))
+    return m.weighted_sum(m.op("batch_norm", [x, scale, bias, mean, variance],
+                               (3, 2, 2, 3), typed=2))
+
+
 @case("batch_norm_train")
 def batch_norm_train(m):
     """Batch statistics of [3, 2, 2, 3] per channel; the running mean and

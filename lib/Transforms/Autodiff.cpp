@@ -397,6 +397,34 @@ AutodiffPass::gradients(Operation *op, ArrayRef<Value> resultGrads,
             o.getInput(), o.getScale(), o.getEpsilon().convertToDouble(), grad,
             /*overBatch=*/false);
       })
+      .Case([&](BatchNormOp o) {
+        // With the running statistics (frozen): per channel,
+        // y = scale (x - mean) / sigma + bias, sigma = sqrt(var + eps).
+        Value x = o.getInput();
+        auto type = typeOf(x);
+        auto statType = typeOf(o.getScale());
+        Value sigma = SqrtOp::create(
+            b, loc,
+            AddOp::create(
+                b, loc, o.getVariance(),
+                g.constant(statType, o.getEpsilon().convertToDouble())));
+        Value factor = DivOp::create(b, loc, o.getScale(), sigma);
+        Value centred =
+            SubOp::create(b, loc, x, g.perChannel(o.getMean(), type));
+        Value xhat = DivOp::create(b, loc, centred, g.perChannel(sigma, type));
+        out[0] = MulOp::create(b, loc, grad, g.perChannel(factor, type));
+        out[1] = g.sumPerChannel(MulOp::create(b, loc, grad, xhat));
+        Value biasGrad = g.sumPerChannel(grad);
+        out[2] = biasGrad;
+        // d/dmean = -sum(g) scale / sigma; d/dvar = -sum(g xhat) scale /
+        // (2 sigma^2).
+        out[3] = NegOp::create(b, loc, MulOp::create(b, loc, biasGrad, factor));
+        out[4] = NegOp::create(
+            b, loc,
+            DivOp::create(b, loc, MulOp::create(b, loc, out[1], o.getScale()),
+                          MulOp::create(b, loc, g.constant(statType, 2.0),
+                                        MulOp::create(b, loc, sigma, sigma))));
+      })
       .Case([&](BatchNormTrainOp o) {
         // Batch statistics: per channel, over the batch and spatial axes.
         // The updated running statistics are not differentiated; they must

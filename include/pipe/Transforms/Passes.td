@@ -86,14 +86,22 @@ def Autodiff : Pass<"pipe-autodiff", "::mlir::ModuleOp"> {
 
     Adjoints are accumulated walking @main backwards. Gradients of
     broadcast operands are summed over the broadcast dimensions. The ops
-    with rules: add, sub, mul, div, neg, relu, tanh, sigmoid, exp, log,
-    sqrt, erf, where, softmax, log_softmax, layer_norm, matmul, gemm, conv
-    (grouped, any strides, padding and dilations), max_pool and
-    average_pool (through `pipe.max_pool_grad` and
-    `pipe.average_pool_grad`), reshape, transpose, slice (any strides),
-    concat, split, gather (any axis), reduce_sum, reduce_mean,
-    softmax_cross_entropy and nll_loss (N-D, class weights, ignore_index,
-    every reduction). Any
+    with rules (docs/training.md lists each one's formula):
+    - elementwise: add, sub, mul, div, max, min, pow, where, prelu, neg,
+      abs, relu, leaky_relu, elu, selu, clip, tanh, sigmoid, softplus,
+      exp, log, sqrt, reciprocal, erf, and casts between float types;
+    - softmax, log_softmax, layer_norm, instance_norm, batch_norm and
+      batch_norm_train;
+    - matmul, gemm, conv (grouped, any strides, padding and dilations),
+      max_pool and average_pool (through `pipe.max_pool_grad` and
+      `pipe.average_pool_grad`), global_average_pool;
+    - reduce_sum, reduce_mean, reduce_max;
+    - reshape, transpose, slice (any strides), concat, split, expand,
+      tile, pad (constant mode), trilu, gather (any axis);
+    - softmax_cross_entropy and nll_loss (N-D, class weights,
+      ignore_index, every reduction).
+
+    Any
     other op on a path from a trainable parameter to the loss is an error
     that names its ONNX node.
   }];
