@@ -563,6 +563,8 @@ def pad(mode, input_shape, pads, value, m):
 
 case("pad_constant", "constant", (3, 4), [1, 0, 2, 1], 1.5)(pad)
 case("pad_constant_crop", "constant", (4, 5), [1, -1, -2, 2], -0.5)(pad)
+case("pad_reflect", "reflect", (4, 5), [1, 2, 2, 1], None)(pad)
+case("pad_edge", "edge", (2, 3, 4), [0, 2, 1, 0, 1, 3], None)(pad)
 
 
 def trilu(upper, k, m):

@@ -146,6 +146,76 @@ public:
                                builder.getDenseI64ArrayAttr(axes));
   }
 
+  /// `value` reversed along `axis`.
+  Value reverse(Value value, int64_t axis) {
+    auto type = cast<RankedTensorType>(value.getType());
+    SmallVector<int64_t> offsets(type.getRank(), 0), sizes(type.getShape()),
+        strides(type.getRank(), 1);
+    offsets[axis] = type.getDimSize(axis) - 1;
+    strides[axis] = -1;
+    return SliceOp::create(builder, loc, value,
+                           builder.getDenseI64ArrayAttr(offsets),
+                           builder.getDenseI64ArrayAttr(sizes),
+                           builder.getDenseI64ArrayAttr(strides));
+  }
+
+  /// `value` with `before` and `after` zeros along `axis`.
+  Value zeroPad(Value value, int64_t axis, int64_t before, int64_t after) {
+    if (!before && !after)
+      return value;
+    int64_t rank = cast<RankedTensorType>(value.getType()).getRank();
+    SmallVector<int64_t> pads(2 * rank, 0);
+    pads[axis] = before;
+    pads[rank + axis] = after;
+    return PadOp::create(builder, loc, value, pads, PadMode::constant,
+                         llvm::APFloat(0.0));
+  }
+
+  /// The gradient of a reflect (or edge) pad of `input` by `pads`, given
+  /// the padded result's gradient: along each axis, the padded parts'
+  /// gradients go back to the positions they copied. Null for negative
+  /// pads or reflections longer than the input allows.
+  Value unpad(Value grad, RankedTensorType input, ArrayRef<int64_t> pads,
+              bool reflect) {
+    int64_t rank = input.getRank();
+    Value current = grad;
+    for (int64_t d = 0; d < rank; ++d) {
+      int64_t before = pads[d], after = pads[rank + d];
+      int64_t n = input.getDimSize(d);
+      if (before < 0 || after < 0 || (reflect && (before >= n || after >= n)))
+        return nullptr;
+      if (!before && !after)
+        continue;
+      Value inside = slice(current, d, before, n);
+      auto add = [&](Value part, int64_t at, int64_t length) {
+        inside = AddOp::create(builder, loc, inside,
+                               zeroPad(part, d, at, n - at - length));
+      };
+      if (before) {
+        Value left = slice(current, d, 0, before);
+        if (reflect) // out[i] = in[before - i]: in[1 .. before]
+          add(reverse(left, d), 1, before);
+        else
+          add(ReduceSumOp::create(builder, loc, left,
+                                  builder.getDenseI64ArrayAttr({d}),
+                                  builder.getUnitAttr()),
+              0, 1);
+      }
+      if (after) {
+        Value right = slice(current, d, before + n, after);
+        if (reflect) // out[before + n + k] = in[n - 2 - k]
+          add(reverse(right, d), n - 1 - after, after);
+        else
+          add(ReduceSumOp::create(builder, loc, right,
+                                  builder.getDenseI64ArrayAttr({d}),
+                                  builder.getUnitAttr()),
+              n - 1, 1);
+      }
+      current = inside;
+    }
+    return current;
+  }
+
   /// `size` entries of `value` along `axis` from `offset`.
   Value slice(Value value, int64_t axis, int64_t offset, int64_t size) {
     auto type = cast<RankedTensorType>(value.getType());
@@ -589,10 +659,14 @@ AutodiffPass::gradients(Operation *op, ArrayRef<Value> resultGrads,
       })
       .Case([&](PadOp o) {
         // Constant mode: the gradient inside the input's window; cropped
-        // parts (negative pads) get zeros.
+        // parts (negative pads) get zeros. Reflect and edge modes: axis by
+        // axis, the padded parts' gradients are added to the positions
+        // they copied.
         auto inputType = typeOf(o.getInput());
         if (o.getMode() != PadMode::constant) {
-          handled = false;
+          out[0] = g.unpad(grad, inputType, o.getPads(),
+                           o.getMode() == PadMode::reflect);
+          handled = static_cast<bool>(out[0]);
           return;
         }
         int64_t rank = inputType.getRank();

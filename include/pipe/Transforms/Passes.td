@@ -97,7 +97,7 @@ def Autodiff : Pass<"pipe-autodiff", "::mlir::ModuleOp"> {
       `pipe.average_pool_grad`), global_average_pool;
     - reduce_sum, reduce_mean, reduce_max;
     - reshape, transpose, slice (any strides), concat, split, expand,
-      tile, pad (constant mode), trilu, gather (any axis);
+      tile, pad (every mode), trilu, gather (any axis);
     - softmax_cross_entropy and nll_loss (N-D, class weights,
       ignore_index, every reduction).
 
