@@ -33,6 +33,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gradient_rules_case import dense  # noqa: E402
 
 ELEMENT_TYPES = {np.dtype(np.float64): "f64", np.dtype(np.int64): "i64",
+                 np.dtype(np.int32): "i32",
                  np.dtype(np.bool_): "i1"}
 
 
@@ -538,6 +539,15 @@ def gather_axis1(m):
                                "axis 1"))
 
 
+@case("gather_int32")
+def gather_int32(m):
+    """int32 indices, negative ones included."""
+    data = m.parameter("D", normal(m.rng, 2, 5, 3))
+    ids = m.input("ids", np.array([[4, -1, 0], [1, 1, -5]], np.int32))
+    return m.weighted_sum(m.op("gather", [data, ids], (2, 2, 3, 3),
+                               "axis 1"))
+
+
 @case("expand")
 def expand(m):
     """[3, 1] to [2, 3, 4]: a new leading axis and a stretched one."""
@@ -633,6 +643,9 @@ for _op, _prefix in (("softmax_cross_entropy", "cross_entropy"),
     case(f"{_prefix}_weighted_sum_ignore_index", _op, "sum", IGNORED_LABELS,
          True, True)(loss)
     case(f"{_prefix}_nd", _op, "mean", ND_LABELS, False, False)(loss)
+    # int32 labels, class weights and an ignored row.
+    case(f"{_prefix}_int32_labels", _op, "mean",
+         IGNORED_LABELS.astype(np.int32), True, True)(loss)
 
 
 def write(out, name):

@@ -59,6 +59,19 @@ public:
     return summed;
   }
 
+  /// An integer constant of `element` (i32 or i64) and `shape` holding
+  /// `values`.
+  Value integers(Type element, ArrayRef<int64_t> shape,
+                 ArrayRef<int64_t> values) {
+    unsigned width = element.getIntOrFloatBitWidth();
+    SmallVector<APInt> bits;
+    for (int64_t value : values)
+      bits.push_back(APInt(width, value, /*isSigned=*/true));
+    return ConstantOp::create(
+        builder, loc,
+        DenseElementsAttr::get(RankedTensorType::get(shape, element), bits));
+  }
+
   /// One-hot rows of `indices` (flattened) over `classes` values:
   /// [number of indices, classes] of `element`.
   Value onehot(Value indices, int64_t classes, Type element) {
@@ -70,10 +83,7 @@ public:
     SmallVector<int64_t> values;
     for (int64_t k = 0; k < classes; ++k)
       values.push_back(k);
-    Value iota = ConstantOp::create(
-        builder, loc,
-        DenseElementsAttr::get(RankedTensorType::get({classes}, index),
-                               ArrayRef<int64_t>(values)));
+    Value iota = integers(index, {classes}, values);
     return CastOp::create(builder, loc,
                           RankedTensorType::get({count, classes}, element),
                           EqualOp::create(builder, loc, column, iota));
@@ -323,10 +333,7 @@ static Value lossGradient(Value scores, Value labels, Value weight,
   if (ignore) {
     Value column = ReshapeOp::create(
         b, loc, RankedTensorType::get({rows, 1}, index), labels);
-    Value ignored = ConstantOp::create(
-        b, loc,
-        DenseElementsAttr::get(RankedTensorType::get({}, index),
-                               ArrayRef<int64_t>{*ignore}));
+    Value ignored = g.integers(index, {}, {*ignore});
     Value keep = CastOp::create(
         b, loc, rowType,
         NotOp::create(b, loc, EqualOp::create(b, loc, column, ignored)));
@@ -350,9 +357,14 @@ static Value lossGradient(Value scores, Value labels, Value weight,
     scaled = MulOp::create(b, loc, perRow, grad);
     break;
   case Reduction::mean: {
+    // With every row ignored the loss is 0/0, but no row contributes: the
+    // gradient is zero (as in PyTorch), not NaN.
     Value total =
         ReduceSumOp::create(b, loc, factor, b.getDenseI64ArrayAttr({0, 1}));
-    scaled = MulOp::create(b, loc, perRow, DivOp::create(b, loc, grad, total));
+    Value zero = g.constant(cast<RankedTensorType>(total.getType()), 0.0);
+    Value share = WhereOp::create(b, loc, EqualOp::create(b, loc, total, zero),
+                                  zero, DivOp::create(b, loc, grad, total));
+    scaled = MulOp::create(b, loc, perRow, share);
     break;
   }
   }
@@ -586,15 +598,20 @@ AutodiffPass::gradients(Operation *op, ArrayRef<Value> resultGrads,
         out[0] = passed;
       })
       .Case<MaxOp, MinOp>([&](auto o) {
-        // The chosen operand gets the gradient: the left one on ties.
+        // The chosen operand gets the gradient; ties share it equally, as
+        // torch.maximum and torch.minimum do.
         Value lhs = o.getLhs(), rhs = o.getRhs();
         Value zero = g.constant(typeOf(grad), 0.0);
+        Value half = MulOp::create(b, loc, grad, g.constant(typeOf(grad), 0.5));
+        Value tie = EqualOp::create(b, loc, lhs, rhs);
         Value right = isa<MaxOp>(o.getOperation())
                           ? LessOp::create(b, loc, lhs, rhs).getResult()
                           : GreaterOp::create(b, loc, lhs, rhs).getResult();
-        out[0] = g.unbroadcast(WhereOp::create(b, loc, right, zero, grad),
+        Value toLeft = WhereOp::create(b, loc, right, zero, grad);
+        Value toRight = WhereOp::create(b, loc, right, grad, zero);
+        out[0] = g.unbroadcast(WhereOp::create(b, loc, tie, half, toLeft),
                                typeOf(lhs));
-        out[1] = g.unbroadcast(WhereOp::create(b, loc, right, grad, zero),
+        out[1] = g.unbroadcast(WhereOp::create(b, loc, tie, half, toRight),
                                typeOf(rhs));
       })
       .Case([&](PowOp o) {
@@ -863,16 +880,8 @@ AutodiffPass::gradients(Operation *op, ArrayRef<Value> resultGrads,
         int64_t rows = dataType.getDimSize(axis);
         int64_t width = dataType.getNumElements() / std::max<int64_t>(rows, 1);
         Type f = dataType.getElementType();
-        Value extent = ConstantOp::create(
-            b, loc,
-            DenseElementsAttr::get(
-                RankedTensorType::get({}, indexType.getElementType()),
-                ArrayRef<int64_t>{rows}));
-        Value zero = ConstantOp::create(
-            b, loc,
-            DenseElementsAttr::get(
-                RankedTensorType::get({}, indexType.getElementType()),
-                ArrayRef<int64_t>{0}));
+        Value extent = g.integers(indexType.getElementType(), {}, {rows});
+        Value zero = g.integers(indexType.getElementType(), {}, {0});
         Value wrapped =
             WhereOp::create(b, loc, LessOp::create(b, loc, indices, zero),
                             AddOp::create(b, loc, indices, extent), indices);

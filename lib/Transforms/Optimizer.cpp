@@ -52,8 +52,12 @@ LogicalResult OptimizerPass::resolveOptions(Location loc) {
                           << "' (known: sgd, adam, adamw)";
   lrValue = lr < 0 ? (adam ? 1e-3 : 1e-2) : lr;
   decayValue = weightDecay < 0 ? (decoupled ? 1e-2 : 0.0) : weightDecay;
-  if (lr < 0 && lr != -1.0)
+  // -1 leaves lr and weight-decay to PyTorch's defaults; other negative
+  // values (and NaN) are errors.
+  if (!(lr >= 0 || lr == -1.0))
     return emitError(loc) << "the learning rate must not be negative";
+  if (!(weightDecay >= 0 || weightDecay == -1.0))
+    return emitError(loc) << "the weight decay must not be negative";
   if (adam && (beta1 < 0 || beta1 >= 1 || beta2 < 0 || beta2 >= 1))
     return emitError(loc) << "the betas must be in [0, 1), not " << beta1
                           << " and " << beta2;

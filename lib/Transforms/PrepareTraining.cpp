@@ -158,7 +158,8 @@ struct PrepareTrainingPass
                << "': " << llvm::toString(pattern.takeError());
       patterns.push_back(std::move(*pattern));
     }
-    SmallVector<bool> matched(patterns.size(), false);
+    SmallVector<bool> matched(patterns.size(), false),
+        matchedStatistic(patterns.size(), false);
     unsigned trainable = 0;
     llvm::StringSet<> statistics = batchNormStatistics(module);
     for (auto parameter : module.getOps<ParameterOp>()) {
@@ -167,6 +168,9 @@ struct PrepareTrainingPass
       // Running statistics are state, not weights (PyTorch's buffers).
       if (statistics.contains(parameter.getSymName())) {
         parameter.setTrainable(false);
+        for (auto [index, pattern] : llvm::enumerate(patterns))
+          if (pattern.match(parameter.getSymName()))
+            matchedStatistic[index] = true;
         continue;
       }
       auto tensor = dyn_cast<RankedTensorType>(parameter.getType());
@@ -188,8 +192,11 @@ struct PrepareTrainingPass
     for (auto [index, text] : llvm::enumerate(freeze))
       if (!matched[index])
         return mlir::emitError(module.getLoc())
-               << "--freeze: pattern '" << text
-               << "' matches no trainable parameter";
+               << "--freeze: pattern '" << text << "' matches "
+               << (matchedStatistic[index]
+                       ? "only batch normalization statistics, which are "
+                         "never trained"
+                       : "no trainable parameter");
     if (!trainable)
       return mlir::emitError(module.getLoc())
              << "the model has no trainable parameter left to train";

@@ -37,23 +37,49 @@ struct UpdateStatisticsPass
     for (unsigned i = 0, e = main.getNumResults(); i < e; ++i)
       attrs.push_back(main.getResultAttrDict(i));
     OpBuilder builder(&getContext());
+    ModuleOp module = getOperation();
+    llvm::StringMap<Operation *> writer;
+    for (unsigned i = 0, e = main.getNumResults(); i < e; ++i)
+      if (auto assigned =
+              main.getResultAttrOfType<FlatSymbolRefAttr>(i, "pipe.assign"))
+        writer[assigned.getValue()] = main;
     bool changed = false;
-    main.walk([&](BatchNormTrainOp op) {
+    WalkResult walk = main.walk([&](BatchNormTrainOp op) {
       auto mean = op.getMean().getDefiningOp<ParamRefOp>();
       auto variance = op.getVariance().getDefiningOp<ParamRefOp>();
       if (!mean || !variance)
-        return;
-      for (auto [value, ref] :
-           {std::pair<Value, ParamRefOp>{op.getRunningMean(), mean},
-            {op.getRunningVariance(), variance}}) {
+        return WalkResult::advance();
+      for (auto [value, ref, what] :
+           {std::tuple<Value, ParamRefOp, StringRef>{op.getRunningMean(), mean,
+                                                     "running mean"},
+            {op.getRunningVariance(), variance, "running variance"}}) {
         if (llvm::is_contained(results, value))
           continue;
+        auto parameter = module.lookupSymbol<ParameterOp>(ref.getNameAttr());
+        if (parameter && parameter.getTrainable()) {
+          op.emitError("parameter '")
+              << ref.getName() << "' is both trained and the " << what
+              << " of this batch normalization";
+          return WalkResult::interrupt();
+        }
+        // Two writers would each start from the old value, and one
+        // update would be lost.
+        auto [it, inserted] = writer.try_emplace(ref.getName(), op);
+        if (!inserted) {
+          op.emitError("parameter '")
+              << ref.getName() << "' is the " << what
+              << " of this batch normalization and is updated elsewhere too";
+          return WalkResult::interrupt();
+        }
         results.push_back(value);
         attrs.push_back(builder.getDictionaryAttr(
             builder.getNamedAttr("pipe.assign", ref.getNameAttr())));
         changed = true;
       }
+      return WalkResult::advance();
     });
+    if (walk.wasInterrupted())
+      return signalPassFailure();
     if (!changed)
       return;
     builder.setInsertionPoint(ret);

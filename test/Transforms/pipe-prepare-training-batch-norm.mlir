@@ -26,3 +26,7 @@ func.func @main(%x: tensor<2x3x4x4xf32>) -> (tensor<f32> {pipe.name = "loss"}) {
   %t = pipe.add %l, %e : tensor<f32>, tensor<f32>
   return %t : tensor<f32>
 }
+
+// A --freeze pattern that matches only statistics says so.
+// RUN: not pipe-opt %s -pipe-prepare-training='freeze=running_*' -o /dev/null 2>&1 | FileCheck %s --check-prefix=FREEZE
+// FREEZE: error: --freeze: pattern 'running_*' matches only batch normalization statistics, which are never trained

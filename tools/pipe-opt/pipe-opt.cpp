@@ -399,6 +399,13 @@ static int compileProgram(std::unique_ptr<llvm::MemoryBuffer> input,
     llvm::errs() << "error: --loss and --freeze need --train\n";
     return 1;
   }
+  for (llvm::cl::opt<double> *option :
+       {&learningRate, &dampening, &weightDecay, &adamEps, &momentum})
+    if (option->getNumOccurrences() && !(*option >= 0)) {
+      llvm::errs() << "error: --" << option->ArgStr
+                   << " must not be negative, not " << *option << "\n";
+      return 1;
+    }
   for (llvm::cl::Option *option : std::initializer_list<llvm::cl::Option *>{
            &learningRate, &nesterov, &dampening, &weightDecay, &beta1, &beta2,
            &adamEps, &momentum, &optimizer})

@@ -117,7 +117,8 @@ def UpdateStatistics : Pass<"pipe-update-statistics", "::mlir::ModuleOp"> {
     parameters, this pass appends them to @main's results, marked
     `pipe.assign = @<parameter>`, so that every microbatch writes them back
     (as PyTorch updates its buffers on every forward pass). Results already
-    returned are left alone.
+    returned are left alone. A statistic that is also trained, or that
+    another batch normalization (or result) updates too, is an error.
 
     ```mlir
     %y, %m, %v = pipe.batch_norm_train %x, %s, %b, %mean, %var

@@ -93,7 +93,7 @@ private:
   /// input it comes from (when it is one of the function's arguments, read
   /// through reshapes) and its row in the input file.
   std::string rangeError(Value labels, const std::string &flatIndex,
-                         const std::string &what, int64_t limit);
+                         const std::string &what, int64_t low, int64_t limit);
   /// Names a static int64 array holding `values`, shared between uses.
   std::string ints(ArrayRef<int64_t> values);
   std::string shapeOf(Value value) {
@@ -260,7 +260,7 @@ FailureOr<int64_t> StageEmitterImpl::parameterOffset(Operation *user,
 
 std::string StageEmitterImpl::rangeError(Value labels,
                                          const std::string &flatIndex,
-                                         const std::string &what,
+                                         const std::string &what, int64_t low,
                                          int64_t limit) {
   std::string value =
       "static_cast<int64_t>(" + input(labels) + "[" + flatIndex + "])";
@@ -271,8 +271,8 @@ std::string StageEmitterImpl::rangeError(Value labels,
   if (!argName || tensorType(arg).getRank() == 0)
     return llvm::formatv("error = \"{0} \" + std::to_string({1}) + \" at "
                          "flat index \" + std::to_string({2}) + \" is out of "
-                         "range [0, {3})\";",
-                         what, value, flatIndex, limit)
+                         "range [{4}, {3})\";",
+                         what, value, flatIndex, limit, low)
         .str();
   RankedTensorType type = tensorType(arg);
   int64_t rows = type.getDimSize(0);
@@ -280,8 +280,9 @@ std::string StageEmitterImpl::rangeError(Value labels,
   return llvm::formatv(
              "error = \"{0} \" + std::to_string({1}) + \" in row \" + "
              "std::to_string(microbatch * {2} + {3} / {4}) + \" of input "
-             "'{5}' is out of range [0, {6})\";",
-             what, value, rows, flatIndex, perRow, argName.getValue(), limit)
+             "'{5}' is out of range [{7}, {6})\";",
+             what, value, rows, flatIndex, perRow, argName.getValue(), limit,
+             low)
       .str();
 }
 
@@ -580,7 +581,7 @@ LogicalResult StageEmitterImpl::emitKernel(Operation *op) {
                     optional(o.getWeight()), reduction,
                     bool_(ignore.has_value()), ignore.value_or(0), bad,
                     output(o),
-                    rangeError(o.getLabels(), bad, "label", classes));
+                    rangeError(o.getLabels(), bad, "label", 0, classes));
               })
           .Case([&](TransposeOp o) {
             return fmt("cpu::transpose({0}, {1}, {2}, {3}, {4}, {5})",
@@ -605,7 +606,8 @@ LogicalResult StageEmitterImpl::emitKernel(Operation *op) {
                        rankOf(o.getData()), o.getAxis(), input(o.getIndices()),
                        tensorType(o.getIndices()).getNumElements(),
                        elementSize(o), pointer(o),
-                       rangeError(o.getIndices(), bad, "gather index", extent));
+                       rangeError(o.getIndices(), bad, "gather index", -extent,
+                                  extent));
           })
           .Case([&](SGDUpdateOp o) {
             Value buffer = o.getMomentumBuffer();
@@ -733,12 +735,26 @@ LogicalResult StageEmitterImpl::run() {
       return failure();
   }
   // Results go to the output slots, or over the parameter they assign.
-  for (auto [i, result] :
-       llvm::enumerate(block.getTerminator()->getOperands())) {
+  // An assigned result that still lives in the weights (a parameter or a
+  // constant, through reshapes) is copied aside first, so that no write
+  // back changes what a later one reads.
+  ValueRange returned = block.getTerminator()->getOperands();
+  SmallVector<std::string> sources;
+  for (auto [i, result] : llvm::enumerate(returned)) {
+    sources.push_back(pointer(result));
+    if (!main.getResultAttr(i, "pipe.assign") ||
+        !isa_and_present<ParamRefOp, ConstantOp>(root(result).getDefiningOp()))
+      continue;
+    std::string staged = "staged" + std::to_string(tempCounter++);
+    os << "  std::vector<char> " << staged << "(" << sources.back() << ", "
+       << sources.back() << " + " << byteSize(result) << ");\n";
+    sources.back() = staged + ".data()";
+  }
+  for (auto [i, result] : llvm::enumerate(returned)) {
     auto assigned =
         main.getResultAttrOfType<FlatSymbolRefAttr>(i, "pipe.assign");
     if (!assigned) {
-      os << "  std::memcpy(out[" << i << "], " << pointer(result) << ", "
+      os << "  std::memcpy(out[" << i << "], " << sources[i] << ", "
          << byteSize(result) << ");\n";
       continue;
     }
@@ -746,8 +762,8 @@ LogicalResult StageEmitterImpl::run() {
         parameterOffset(main, assigned.getValue(), tensorType(result));
     if (failed(offset))
       return failure();
-    os << "  std::memmove(weights + " << *offset << ", " << pointer(result)
-       << ", " << byteSize(result) << ");\n";
+    os << "  std::memmove(weights + " << *offset << ", " << sources[i] << ", "
+       << byteSize(result) << ");\n";
   }
 
   std::string &source = artifacts.source;
