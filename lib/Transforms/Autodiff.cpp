@@ -934,14 +934,7 @@ AutodiffPass::gradients(Operation *op, ArrayRef<Value> resultGrads,
           int64_t first = o.getOffsets()[d];
           if (stride < 0 && size > 0) {
             // Reverse: the slice read first, first + stride, ...
-            auto current = typeOf(spread);
-            SmallVector<int64_t> offsets(rank, 0), sizes(current.getShape()),
-                steps(rank, 1);
-            offsets[d] = size - 1;
-            steps[d] = -1;
-            spread = SliceOp::create(
-                b, loc, spread, b.getDenseI64ArrayAttr(offsets),
-                b.getDenseI64ArrayAttr(sizes), b.getDenseI64ArrayAttr(steps));
+            spread = g.reverse(spread, d);
             first += (size - 1) * stride;
             stride = -stride;
           }

@@ -105,7 +105,7 @@ void OptimizerPass::runOnOperation() {
     return signalPassFailure();
   }
 
-  SmallVector<std::pair<ParameterOp, Type>> trained;
+  SmallVector<ParameterOp> trained;
   for (unsigned i = 0, e = main.getNumResults(); i < e; ++i) {
     auto of = main.getResultAttrOfType<FlatSymbolRefAttr>(i, "pipe.grad_of");
     if (!of)
@@ -116,7 +116,7 @@ void OptimizerPass::runOnOperation() {
                                 << "', which is no parameter of its type";
       return signalPassFailure();
     }
-    trained.push_back({parameter, parameter.getType()});
+    trained.push_back(parameter);
   }
   if (trained.empty()) {
     main.emitError("@main returns no gradients; run --pipe-autodiff first");
@@ -128,8 +128,8 @@ void OptimizerPass::runOnOperation() {
   auto stepType = RankedTensorType::get({}, builder.getI64Type());
   SmallVector<Type> argTypes;
   SmallVector<DictionaryAttr> argAttrs;
-  for (auto &[parameter, type] : trained) {
-    argTypes.push_back(type);
+  for (ParameterOp parameter : trained) {
+    argTypes.push_back(parameter.getType());
     argAttrs.push_back(builder.getDictionaryAttr(builder.getNamedAttr(
         "pipe.name", builder.getStringAttr("grad." + parameter.getSymName()))));
   }
@@ -157,8 +157,7 @@ void OptimizerPass::runOnOperation() {
                               parameter.getSymName())
         .getResult();
   };
-  for (auto [index, entry] : llvm::enumerate(trained)) {
-    ParameterOp parameter = entry.first;
+  for (auto [index, parameter] : llvm::enumerate(trained)) {
     Value grad = body->getArgument(index);
     Location loc = parameter.getLoc();
     if (adam) {
