@@ -99,6 +99,10 @@ private:
   unsigned addStage(unsigned key, unsigned cls) const {
     return forcedOrder ? key + 1 : key + radix[cls];
   }
+  /// How many devices of class `cls` the suffix of `key` uses.
+  unsigned usedOf(unsigned key, unsigned cls) const {
+    return keyDigits[size_t(key) * classes.size() + cls];
+  }
   unsigned representative(unsigned cls, unsigned used) const {
     return classes[cls].devices[used];
   }
@@ -109,6 +113,8 @@ private:
   bool forcedOrder = false;
   bool approximate = false;
   std::vector<unsigned> radix, keyStages;
+  /// The digits of every key: devices used per class.
+  std::vector<uint16_t> keyDigits;
   /// The stage count a complete plan must have; 0 for any.
   unsigned requiredStages = 0;
   /// With hand-given cuts, the only boundary before each boundary.
@@ -119,6 +125,27 @@ private:
   double floorForward = 0, floorBackward = 0;
   double ratioLow = kInf, ratioHigh = 0;
   bool split = false;
+
+  // Kept from one search to the next, which differ only in their limits.
+  struct Choice {
+    uint32_t end = 0;
+    uint16_t next = 0;
+    uint8_t recompute = 0;
+  };
+  struct Priced {
+    double forward, backward, busy;
+    int64_t fixedBytes, stashBytes;
+  };
+  std::vector<double> value;
+  std::vector<Choice> choice;
+  /// The costs of the stages [i, pricedFor[c, i]) on class c, per recompute
+  /// choice.
+  std::vector<Priced> priced;
+  std::vector<unsigned> pricedFor;
+  /// The transfer after layer j - 1 from class c to class next, by
+  /// (j, c, next); NaN until priced. Empty when a class's devices differ in
+  /// their links.
+  std::vector<double> cutByClass;
 };
 
 } // namespace
@@ -209,9 +236,13 @@ Partitioner::Partitioner(const PlanProblem &problem)
       keys *= cls.devices.size() + 1;
     }
     keyStages.assign(keys, 0);
+    keyDigits.resize(size_t(keys) * classes.size());
     for (unsigned key = 0; key < keys; ++key)
-      for (auto [c, cls] : llvm::enumerate(classes))
-        keyStages[key] += (key / radix[c]) % (cls.devices.size() + 1);
+      for (auto [c, cls] : llvm::enumerate(classes)) {
+        unsigned digit = (key / radix[c]) % (cls.devices.size() + 1);
+        keyDigits[size_t(key) * classes.size() + c] = digit;
+        keyStages[key] += digit;
+      }
     requiredStages = options.stages;
   }
 
@@ -270,8 +301,7 @@ bool Partitioner::classAllowed(unsigned key, unsigned cls) const {
   if (forcedOrder)
     return keyStages[key] < classes.size() &&
            cls == classes.size() - 1 - keyStages[key];
-  return (key / radix[cls]) % (classes[cls].devices.size() + 1) <
-         classes[cls].devices.size();
+  return usedOf(key, cls) < classes[cls].devices.size();
 }
 
 std::optional<std::vector<StagePlan>>
@@ -281,26 +311,36 @@ Partitioner::search(const SearchLimits &limits) {
   unsigned none = numClasses;
   double transfers = options.training ? 2 : 1;
   size_t numCells = size_t(numLayers + 1) * numKeys() * (numClasses + 1);
-  std::vector<double> value(numCells, kInf);
-  struct Choice {
-    uint32_t end = 0;
-    uint16_t next = 0;
-    uint8_t recompute = 0;
-  };
-  std::vector<Choice> choice(numCells);
+  value.assign(numCells, kInf);
+  choice.resize(numCells);
   value[cellIndex(numLayers, 0, none)] =
       limits.overflow ? -kInf : 0; // an empty suffix overflows nothing
 
   // The costs of stages ending at j, per class, start and recompute,
   // computed on first use: they do not depend on the rest of the state
   // but for the stash's microbatches in flight.
-  struct Priced {
-    double forward, backward, busy;
-    int64_t fixedBytes, stashBytes;
-  };
   unsigned numChoices = recomputeChoices.size();
-  std::vector<Priced> priced(size_t(numClasses) * numLayers * numChoices);
-  std::vector<unsigned> pricedFor(size_t(numClasses) * numLayers, ~0u);
+  if (pricedFor.empty()) {
+    priced.resize(size_t(numClasses) * numLayers * numChoices);
+    pricedFor.assign(size_t(numClasses) * numLayers, ~0u);
+  }
+  // Devices of a class share host and links unless the classes were
+  // simplified, so a class pair prices a cut.
+  if (!approximate && cutByClass.empty())
+    cutByClass.assign(size_t(numLayers + 1) * (numClasses + 1) *
+                          (numClasses + 1),
+                      std::numeric_limits<double>::quiet_NaN());
+  auto cutTime = [&](unsigned j, unsigned c, unsigned from, unsigned next,
+                     unsigned to) {
+    if (approximate)
+      return problem.cutMs(j - 1, from, to);
+    double &x =
+        cutByClass[(size_t(j) * (numClasses + 1) + c) * (numClasses + 1) +
+                   next];
+    if (std::isnan(x))
+      x = problem.cutMs(j - 1, from, to);
+    return x;
+  };
   auto price = [&](unsigned c, unsigned i, unsigned j,
                    unsigned choiceIndex) -> const Priced & {
     size_t slot = size_t(c) * numLayers + i;
@@ -324,21 +364,48 @@ Partitioner::search(const SearchLimits &limits) {
     inFlight[p] = microbatchesInFlight(
         {0, p + 1, options.microbatches, options.schedule, options.training});
 
+  // A suffix that uses a subset of another's devices, with the same first
+  // class and no greater value, leaves the layers before it more devices
+  // and no more microbatches in flight: the other state is dominated.
+  // Dropping such states keeps the optimum and skips their transitions.
+  // (Not with a fixed stage count, where fewer devices may not do, nor
+  // when a class's devices differ in their links.)
+  bool pruneDominated = !forcedOrder && !approximate && !requiredStages;
+  std::vector<double> leastSubset(pruneDominated ? numKeys() : 0);
+  auto dropDominated = [&](unsigned j) {
+    for (unsigned next = 0; next < numClasses; ++next) {
+      for (unsigned key = 0; key < numKeys(); ++key) {
+        double &cell = value[cellIndex(j, key, next)];
+        double least = kInf;
+        for (unsigned c = 0; c < numClasses; ++c)
+          if (usedOf(key, c))
+            least = std::min(least, leastSubset[key - radix[c]]);
+        leastSubset[key] = std::min(least, cell);
+        if (least <= cell)
+          cell = kInf;
+      }
+    }
+  };
+
   for (unsigned j = numLayers; j > 0; --j) {
     if (!previousBoundary.empty() && j != numLayers && previousBoundary[j] < 0)
       continue;
+    if (pruneDominated && j != numLayers)
+      dropDominated(j);
     for (unsigned key = 0; key < numKeys(); ++key) {
       unsigned position = keyStages[key];
       if (requiredStages && position >= requiredStages)
+        continue;
+      double *suffixes = &value[cellIndex(j, key, 0)];
+      if (std::all_of(suffixes, suffixes + numClasses + 1,
+                      [](double v) { return v == kInf; }))
         continue;
       for (unsigned c = 0; c < numClasses; ++c) {
         if (!classAllowed(key, c))
           continue;
         unsigned newKey = addStage(key, c);
         // The stage's device: the class's next unused one.
-        unsigned used =
-            forcedOrder ? 0
-                        : (key / radix[c]) % (classes[c].devices.size() + 1);
+        unsigned used = forcedOrder ? 0 : usedOf(key, c);
         unsigned device = representative(c, used);
         // The best suffix to put the stage before, with its cut's transfer:
         // the same for every start of the stage.
@@ -350,12 +417,8 @@ Partitioner::search(const SearchLimits &limits) {
             continue;
           double x = 0;
           if (next != none) {
-            unsigned nextUsed =
-                forcedOrder
-                    ? 0
-                    : (key / radix[next]) % (classes[next].devices.size() + 1) -
-                          1;
-            x = problem.cutMs(j - 1, device, representative(next, nextUsed));
+            unsigned nextUsed = forcedOrder ? 0 : usedOf(key, next) - 1;
+            x = cutTime(j, c, device, next, representative(next, nextUsed));
             if (!limits.overflow &&
                 (x > limits.forward || (split && x > limits.backward)))
               continue;
@@ -402,6 +465,9 @@ Partitioner::search(const SearchLimits &limits) {
               choice[target] = {j, uint16_t(bestNext),
                                 uint8_t(recomputeChoices[r])};
             }
+            // The choices come fastest first: the first that fits is best.
+            if (!limits.overflow)
+              break;
           }
           if (!longerMayDo)
             break;
@@ -433,9 +499,7 @@ Partitioner::search(const SearchLimits &limits) {
   while (begin < numLayers) {
     const Choice &taken = choice[cellIndex(begin, key, cls)];
     unsigned previousKey = forcedOrder ? key - 1 : key - radix[cls];
-    unsigned used = forcedOrder ? 0
-                                : (previousKey / radix[cls]) %
-                                      (classes[cls].devices.size() + 1);
+    unsigned used = forcedOrder ? 0 : usedOf(previousKey, cls);
     plan.push_back({begin, taken.end, representative(cls, used),
                     Recompute(taken.recompute)});
     begin = taken.end;

@@ -87,6 +87,42 @@ TEST(Partitioner, MatchesExhaustiveSearchAtSixDevicesTwentyLayers) {
   }
 }
 
+/// Clusters of a few interchangeable devices, where the search counts
+/// devices per class and drops the states that use more devices for no
+/// less time.
+TEST(Partitioner, MatchesExhaustiveSearchWithInterchangeableDevices) {
+  std::mt19937 rng(1129);
+  static const char *kinds[] = {"A100-40GB", "T4"};
+  unsigned compared = 0;
+  for (unsigned trial = 0; trial < 40; ++trial) {
+    unsigned numDevices = std::uniform_int_distribution<unsigned>(2, 5)(rng);
+    LayerGraph graph = randomLayerGraph(rng, 10, int64_t(1) << 29);
+    Cluster cluster;
+    for (unsigned d = 0; d < numDevices; ++d) {
+      Device device;
+      device.name = "d" + std::to_string(d);
+      device.host = "h0";
+      device.spec = *lookupDeviceKind(kinds[rng() % 2]);
+      device.spec.memoryGB = rng() % 2 ? 3 : 6;
+      cluster.devices.push_back(device);
+    }
+    PlanOptions options = randomOptions(rng);
+    PlanProblem problem(graph, cluster, options);
+    std::optional<PipelinePlan> reference = exhaustivePlan(problem);
+    Expected<PipelinePlan> plan = planPipeline(problem);
+    ASSERT_EQ(bool(reference), bool(plan)) << "trial " << trial;
+    if (!reference) {
+      llvm::consumeError(plan.takeError());
+      continue;
+    }
+    EXPECT_NEAR(plan->optimalObjectiveMs, reference->objectiveMs,
+                1e-9 * reference->objectiveMs)
+        << "trial " << trial;
+    ++compared;
+  }
+  EXPECT_GT(compared, 20u);
+}
+
 /// Hand-chosen constraints are honoured, and never beat the free plan.
 TEST(Partitioner, HandGivenPlansAreNeverFaster) {
   std::mt19937 rng(7);
