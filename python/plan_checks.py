@@ -26,7 +26,8 @@ import sys
 import tempfile
 
 TOP_KEYS = ["schedule", "microbatches", "predicted_iteration_ms",
-            "lower_bound_ms", "bubble_fraction", "stages"]
+            "lower_bound_ms", "bubble_fraction", "stages", "exact",
+            "objective_gap_bound", "iteration_exact", "iteration_gap_bound"]
 STAGE_KEYS = ["index", "device", "kind", "arch", "ops", "flops",
               "param_bytes", "predicted_compute_ms",
               "predicted_peak_memory_bytes", "recompute", "first_node",
@@ -69,6 +70,11 @@ def check_plan(args):
         fail(f"bubble fraction {plan['bubble_fraction']}")
     if plan["lower_bound_ms"] > plan["predicted_iteration_ms"]:
         fail("the lower bound exceeds the prediction")
+    gap = plan["iteration_gap_bound"]
+    if not 0 <= gap < 1 or (plan["iteration_exact"] and gap != 0):
+        fail(f"iteration gap bound {gap}")
+    if args.iteration_exact and not plan["iteration_exact"]:
+        fail("the predicted iteration is not proven the least")
     busiest = max(s["predicted_compute_ms"] for s in stages)
     if plan["predicted_iteration_ms"] < busiest * (1 - 1e-9):
         fail("the iteration is shorter than its busiest stage")
@@ -171,6 +177,8 @@ def main():
     p.add_argument("--stages", type=int)
     p.add_argument("--schedule")
     p.add_argument("--microbatches", type=int)
+    p.add_argument("--iteration-exact", action="store_true",
+                   help="require the predicted iteration proven the least")
     t = sub.add_parser("trace")
     t.add_argument("file")
     t.add_argument("--stages", type=int, required=True)

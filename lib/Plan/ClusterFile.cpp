@@ -63,6 +63,26 @@ bool Cluster::hasExplicitLink(unsigned a, unsigned b) const {
   });
 }
 
+std::vector<std::vector<unsigned>> Cluster::interchangeableDevices() const {
+  std::vector<bool> linked(devices.size(), false);
+  for (const ExplicitLink &link : links)
+    if (link.a != link.b)
+      linked[link.a] = linked[link.b] = true;
+  std::vector<std::vector<unsigned>> groups;
+  for (unsigned d = 0; d < devices.size(); ++d) {
+    auto it = llvm::find_if(groups, [&](const std::vector<unsigned> &group) {
+      unsigned e = group.front();
+      return !linked[d] && !linked[e] && devices[e].host == devices[d].host &&
+             sameSpec(devices[e].spec, devices[d].spec);
+    });
+    if (it == groups.end())
+      groups.push_back({d});
+    else
+      it->push_back(d);
+  }
+  return groups;
+}
+
 LinkSpec Cluster::link(unsigned a, unsigned b) const {
   for (const ExplicitLink &link : links)
     if ((link.a == a && link.b == b) || (link.a == b && link.b == a))

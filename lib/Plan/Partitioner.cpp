@@ -65,6 +65,10 @@ struct SearchLimits {
   /// Minimize the worst memory overflow instead of time, ignoring memory
   /// limits (to explain why nothing fits).
   bool overflow = false;
+  /// Bound each stage's unhidden time (PlanProblem::unhiddenMs) instead of
+  /// its whole time: the search then minimizes a lower bound on the 1F1B
+  /// replay.
+  bool unhidden = false;
 };
 
 class Partitioner {
@@ -162,25 +166,8 @@ Partitioner::Partitioner(const PlanProblem &problem)
     std::iota(keyStages.begin(), keyStages.end(), 0);
     requiredStages = classes.size();
   } else {
-    // Devices named by an explicit link are not interchangeable with any
-    // other.
-    std::vector<bool> linked(numDevices, false);
-    for (unsigned a = 0; a < numDevices; ++a)
-      for (unsigned b = 0; b < numDevices; ++b)
-        if (a != b && cluster.hasExplicitLink(a, b))
-          linked[a] = true;
-    for (unsigned d = 0; d < numDevices; ++d) {
-      auto it = llvm::find_if(classes, [&](const DeviceClass &cls) {
-        unsigned e = cls.devices.front();
-        return !linked[d] && !linked[e] &&
-               cluster.devices[e].host == cluster.devices[d].host &&
-               sameSpec(cluster.devices[e].spec, cluster.devices[d].spec);
-      });
-      if (it == classes.end())
-        classes.push_back({{d}});
-      else
-        it->devices.push_back(d);
-    }
+    for (std::vector<unsigned> &group : cluster.interchangeableDevices())
+      classes.push_back({SmallVector<unsigned>(group.begin(), group.end())});
     // Too many classes to count exactly: devices of one kind form one
     // class whatever their hosts (host by host, so that neighbouring stages
     // of a class share a host); failing that, every device takes a stage,
@@ -448,9 +435,13 @@ Partitioner::search(const SearchLimits &limits) {
               candidate = std::max(here, double(memory - capacity));
               longerMayDo = true;
             } else {
+              double slowest = limits.unhidden
+                                   ? problem.unhiddenMs(cost.forward,
+                                                        cost.backward, position)
+                                   : cost.busy;
               if (split ? cost.forward > limits.forward ||
                               cost.backward > limits.backward
-                        : cost.busy > limits.forward)
+                        : slowest > limits.forward)
                 continue;
               candidate = here + cost.busy;
               if (candidate + prefixFloor[i] > limits.sumCap)
@@ -705,6 +696,36 @@ static double objectiveFloor(const PlanProblem &problem) {
          double(problem.options().microbatches - 1) * floors;
 }
 
+/// The least of sum + (M - 1) max(unhidden stage time, transfer) over
+/// every plan the options allow, a lower bound on every 1F1B replay
+/// (docs/planner.md); `cap` if that is no less than `cap`. Zero when the
+/// search cannot prove it.
+static double replayFloor(const PlanProblem &problem, double cap) {
+  Partitioner partitioner(problem);
+  if (partitioner.isApproximate())
+    return 0;
+  double lambda = double(problem.options().microbatches - 1);
+  SearchBudget budget{3000};
+  BottleneckSearch search(lambda, cap, budget);
+  // A stage's unhidden time is at least half its whole time.
+  search.run(
+      partitioner.forwardFloor() / 2, kInf, partitioner.sumFloor(), 0,
+      [&](double, double bound,
+          double sumCap) -> std::optional<BottleneckSearch::Result> {
+        --budget.left;
+        SearchLimits limits;
+        limits.forward = bound;
+        limits.sumCap = sumCap;
+        limits.unhidden = true;
+        std::optional<std::vector<StagePlan>> plan = partitioner.search(limits);
+        if (!plan)
+          return std::nullopt;
+        PlanProblem::Times times = problem.times(*plan, /*unhidden=*/true);
+        return BottleneckSearch::Result{times.sum, times.slowestForward, 0};
+      });
+  return std::min(search.objective(), budget.unexplored);
+}
+
 /// Prices the chosen plan on `problem`, bounds its gap when the search
 /// was not exhaustive, and refines 1F1B plans on their replay.
 static PipelinePlan finishPlan(const PlanProblem &problem, PipelinePlan plan,
@@ -718,9 +739,22 @@ static PipelinePlan finishPlan(const PlanProblem &problem, PipelinePlan plan,
         std::max(plan.gapBound,
                  std::max(0.0, (plan.objectiveMs - floor) / plan.objectiveMs));
   }
+  plan.iterationExact = plan.exact;
+  plan.iterationGapBound = plan.gapBound;
   if (problem.options().training &&
-      problem.options().schedule == Schedule::OneFOneB)
+      problem.options().schedule == Schedule::OneFOneB) {
     refinePlanBySimulation(problem, plan);
+    llvm::Expected<Simulation> refined =
+        simulate(problem, plan.stages, /*recordEvents=*/false);
+    double floor = 0;
+    if (!refined)
+      llvm::consumeError(refined.takeError());
+    else if (proven)
+      floor = replayFloor(problem, refined->iterationMs);
+    // Past the exact range (blocks of layers, simplified classes), the
+    // branch and bound could not finish: only its root bounds count.
+    searchLeastReplay(problem, plan, floor, /*branch=*/proven);
+  }
   return plan;
 }
 

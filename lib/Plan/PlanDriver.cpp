@@ -250,6 +250,8 @@ void mlir::pipe::writePlanJSON(const PlanResult &result,
       {"exact", plan.exact},
       {"backward_pricing", options.training ? result.backwardPricing : "none"},
       {"objective_gap_bound", plan.gapBound},
+      {"iteration_exact", plan.iterationExact},
+      {"iteration_gap_bound", plan.iterationGapBound},
       {"planner_seconds", result.plannerSeconds},
       {"layers", std::move(layers)},
       {"devices", int64_t(result.cluster.devices.size())},
@@ -279,11 +281,16 @@ void mlir::pipe::printPlanTable(const PlanResult &result,
         recomputeName(stage.recompute), result.graph.layers[stage.begin].name,
         result.graph.layers[stage.end - 1].name);
   }
+  std::string proof = plan.iterationExact
+                          ? "the least of all plans"
+                          : llvm::formatv("at most {0:F1}% above the least",
+                                          100 * plan.iterationGapBound)
+                                .str();
   os << llvm::formatv(
-      "{0} with {1} microbatch{2}: predicted iteration {3:F3} ms, bubble "
-      "{4:F1}%, lower bound {5:F3} ms (planned in {6:F3} s)\n",
+      "{0} with {1} microbatch{2}: predicted iteration {3:F3} ms ({4}), "
+      "bubble {5:F1}%, lower bound {6:F3} ms (planned in {7:F3} s)\n",
       scheduleName(options), options.microbatches,
-      options.microbatches == 1 ? "" : "es", plan.predictedIterationMs,
+      options.microbatches == 1 ? "" : "es", plan.predictedIterationMs, proof,
       100 * plan.bubbleFraction, result.lowerBoundMs, result.plannerSeconds);
 }
 

@@ -252,7 +252,17 @@ bool PlanProblem::splitBottleneck() const {
   return opts.training && opts.schedule == Schedule::GPipe;
 }
 
-PlanProblem::Times PlanProblem::times(ArrayRef<StagePlan> stages) const {
+double PlanProblem::unhiddenMs(double forwardMs, double backwardMs,
+                               unsigned positionFromEnd) const {
+  int64_t m = opts.microbatches;
+  if (m < 2)
+    return forwardMs + backwardMs;
+  double hidden = double(std::min<int64_t>(positionFromEnd, m - 1)) / (m - 1);
+  return forwardMs + backwardMs - hidden * std::min(forwardMs, backwardMs);
+}
+
+PlanProblem::Times PlanProblem::times(ArrayRef<StagePlan> stages,
+                                      bool unhidden) const {
   Times result;
   bool split = splitBottleneck();
   double transfers = opts.training ? 2 : 1;
@@ -267,7 +277,11 @@ PlanProblem::Times PlanProblem::times(ArrayRef<StagePlan> stages) const {
       result.slowestBackward =
           std::max(result.slowestBackward, cost.backwardMs + cost.recomputeMs);
     } else {
-      result.slowestForward = std::max(result.slowestForward, cost.busyMs());
+      double slowest = unhidden ? unhiddenMs(cost.forwardMs,
+                                             cost.backwardMs + cost.recomputeMs,
+                                             numStages - 1 - s)
+                                : cost.busyMs();
+      result.slowestForward = std::max(result.slowestForward, slowest);
     }
     if (s + 1 < numStages) {
       double x = cutMs(stage.end - 1, stage.device, stages[s + 1].device);

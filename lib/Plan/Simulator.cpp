@@ -44,21 +44,28 @@ std::vector<ProgramStep> mlir::pipe::stageProgram(Schedule schedule,
 llvm::Expected<Simulation> mlir::pipe::simulate(const PlanProblem &problem,
                                                 ArrayRef<StagePlan> plan,
                                                 bool recordEvents) {
-  const PlanOptions &options = problem.options();
   unsigned numStages = plan.size();
-  unsigned m = options.microbatches;
-  bool training = options.training;
-
-  std::vector<StageCost> costs;
-  std::vector<double> cut(numStages, 0);
+  std::vector<ReplayStage> stages;
+  std::vector<double> cut(numStages ? numStages - 1 : 0, 0);
   for (unsigned s = 0; s < numStages; ++s) {
-    costs.push_back(problem.stageCost(plan[s].begin, plan[s].end,
-                                      plan[s].device, numStages - 1 - s,
-                                      plan[s].recompute));
+    StageCost cost =
+        problem.stageCost(plan[s].begin, plan[s].end, plan[s].device,
+                          numStages - 1 - s, plan[s].recompute);
+    stages.push_back({cost.forwardMs, cost.recomputeMs, cost.backwardMs});
     if (s + 1 < numStages)
       cut[s] =
           problem.cutMs(plan[s].end - 1, plan[s].device, plan[s + 1].device);
   }
+  const PlanOptions &options = problem.options();
+  return replay(stages, cut, options.schedule, options.training,
+                options.microbatches, recordEvents);
+}
+
+llvm::Expected<Simulation> mlir::pipe::replay(ArrayRef<ReplayStage> costs,
+                                              ArrayRef<double> cut,
+                                              Schedule schedule, bool training,
+                                              unsigned m, bool recordEvents) {
+  unsigned numStages = costs.size();
 
   constexpr double kNotYet = -1;
   // Arrival of microbatch mb's activations at stage s, and of its gradient
@@ -89,7 +96,7 @@ llvm::Expected<Simulation> mlir::pipe::simulate(const PlanProblem &problem,
     for (unsigned s = 0; s < numStages; ++s) {
       while (next[s] < length) {
         ProgramStep step =
-            programStep(options.schedule, training, s, numStages, m, next[s]);
+            programStep(schedule, training, s, numStages, m, next[s]);
         unsigned mb = step.microbatch;
         if (step.phase == Phase::Forward) {
           double ready = activationAt[size_t(s) * m + mb];
@@ -132,7 +139,7 @@ llvm::Expected<Simulation> mlir::pipe::simulate(const PlanProblem &problem,
       for (unsigned s = 0; s < numStages; ++s)
         if (next[s] < length) {
           ProgramStep step =
-              programStep(options.schedule, training, s, numStages, m, next[s]);
+              programStep(schedule, training, s, numStages, m, next[s]);
           stuck += llvm::formatv(" stage {0} waits in {1}{2};", s,
                                  step.phase == Phase::Forward ? "F" : "B",
                                  step.microbatch);

@@ -92,6 +92,12 @@ public:
   /// Whether the cluster file lists a link between `a` and `b`.
   bool hasExplicitLink(unsigned a, unsigned b) const;
 
+  /// The devices in groups of interchangeable ones: the same numbers, the
+  /// same host, and no explicit link of their own. Any two devices of one
+  /// group have the same links to every other device. Groups come in the
+  /// order of their first device.
+  std::vector<std::vector<unsigned>> interchangeableDevices() const;
+
   /// Records an explicit link between devices `a` and `b`.
   void setLink(unsigned a, unsigned b, LinkSpec spec);
 

@@ -170,6 +170,13 @@ struct PipelinePlan {
   /// bound on how far optimalObjectiveMs is above the optimum, relative.
   bool exact = true;
   double gapBound = 0;
+  /// Whether the plan's replayed iteration time is proven the least of
+  /// every plan; when not, a proven bound on how far above it is,
+  /// relative. For inference and GPipe the objective is the replay, so
+  /// these follow `exact` and `gapBound`; 1F1B plans get them from
+  /// searchLeastReplay.
+  bool iterationExact = true;
+  double iterationGapBound = 0;
   /// Every plan the Pareto walk visited: the least sum for each bound on
   /// the slowest element.
   std::vector<std::vector<StagePlan>> paretoPlans;
@@ -233,8 +240,17 @@ public:
   /// (GPipe, whose replay it then matches exactly) or one (1F1B).
   bool splitBottleneck() const;
 
-  /// The objective's parts for `stages`.
-  Times times(llvm::ArrayRef<StagePlan> stages) const;
+  /// The objective's parts for `stages`. With `unhidden` (1F1B training),
+  /// each stage counts for its unhiddenMs instead of its whole time in the
+  /// slowest step: the parts of a lower bound on the replay.
+  Times times(llvm::ArrayRef<StagePlan> stages, bool unhidden = false) const;
+
+  /// Under 1F1B, what a stage adds to the replay for each of the other
+  /// M - 1 microbatches at least: its forward plus backward time, less
+  /// min(positionFromEnd, M - 1) / (M - 1) times the shorter of the two,
+  /// which its warm-up may hide (docs/planner.md, "The least replay").
+  double unhiddenMs(double forwardMs, double backwardMs,
+                    unsigned positionFromEnd) const;
 
   /// The closed-form objective of `stages` (docs/planner.md).
   double objectiveMs(llvm::ArrayRef<StagePlan> stages) const {

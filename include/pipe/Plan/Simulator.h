@@ -60,11 +60,34 @@ llvm::Expected<Simulation> simulate(const PlanProblem &problem,
                                     llvm::ArrayRef<StagePlan> plan,
                                     bool recordEvents = true);
 
+/// The times of one stage for one microbatch.
+struct ReplayStage {
+  double forwardMs = 0, recomputeMs = 0, backwardMs = 0;
+};
+
+/// Replays stages of the given times, with cut[s] the transfer between
+/// stages s and s + 1 (each way).
+llvm::Expected<Simulation> replay(llvm::ArrayRef<ReplayStage> stages,
+                                  llvm::ArrayRef<double> cut, Schedule schedule,
+                                  bool training, unsigned microbatches,
+                                  bool recordEvents = false);
+
 /// Improves a 1F1B plan by local search on its replayed iteration time
 /// (the objective does not see a 1F1B stage stalling for gradients):
 /// single-cut moves, device swaps and replacements, within the options'
 /// hand-given parts and every device's memory. Never makes it slower.
 void refinePlanBySimulation(const PlanProblem &problem, PipelinePlan &plan);
+
+/// Finds the 1F1B plan with the least replayed iteration time by branch
+/// and bound over every plan the options allow, starting from `plan`
+/// (lib/Plan/ReplaySearch.cpp). `floorMs` is a proven lower bound on every
+/// plan's replay (0 for none): a plan that meets it needs no search.
+/// Replaces `plan`'s stages if it finds a faster one, and sets
+/// iterationExact when the search finished within its budget, else
+/// iterationGapBound. Without `branch`, only bounds the gap (for models
+/// too long to search).
+void searchLeastReplay(const PlanProblem &problem, PipelinePlan &plan,
+                       double floorMs, bool branch = true);
 
 /// Writes `simulation` as a Chrome trace (JSON; opens in Perfetto and
 /// chrome://tracing): one track per stage and per link direction.

@@ -1,0 +1,317 @@
+//===- ReplaySearch.cpp - the least 1F1B replay, by branch and bound ------===//
+//
+// Under 1F1B the partitioner's closed-form objective is not the replayed
+// iteration time: a stage may stall for the gradient of its oldest
+// microbatch in flight, and the critical path may run through several
+// stages. No dynamic program over suffixes captures that, so this search
+// proves which plan replays fastest by depth-first branch and bound over
+// plans built stage by stage from the front, for each stage count S.
+//
+// A stage is a device class (interchangeable devices are not told apart),
+// a range of layers, and the fastest recompute that fits its device at its
+// position. The bound of a partial plan is the largest of:
+//   - the replay of the stages placed so far, followed by stages and
+//     transfers that take no time: every event time of a replay only grows
+//     with the durations;
+//   - one microbatch end to end (sum of stage and transfer times), plus
+//     what the slowest stage k adds for the other M - 1 microbatches
+//     beyond what its warm-up hides: (M - 1) t_k - min(S - 1 - k, M - 1)
+//     min(f_k, b_k). Two paths give it: microbatch 0 down the pipeline and
+//     back to stage k, every later step of stage k, then microbatch M - 1
+//     back up; or microbatch 0 down to stage k, stage k up to its last
+//     forward pass, then microbatch M - 1 down and back. A link adds
+//     (M - 1) times its transfer;
+//   - for the stages not yet placed, the time of the layers left, each at
+//     its fastest on a device left, spread over those stages: in the sum,
+//     and M times on one of them after the stages placed.
+// The refined plan is the incumbent. A budget of simulated steps bounds the
+// work; when it runs out, the least bound left open bounds the gap, and so
+// does the partitioner's least second bound over every plan (the floor).
+// See docs/planner.md, "The least 1F1B replay".
+//
+//===----------------------------------------------------------------------===//
+
+#include "pipe/Plan/Simulator.h"
+
+#include <algorithm>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::pipe;
+
+static constexpr double kInf = std::numeric_limits<double>::infinity();
+
+/// The search simulates at most this many pipeline steps in all (a replay
+/// of S stages and M microbatches is 2 S M steps).
+static constexpr uint64_t kStepBudget = 40000000;
+
+namespace {
+
+class ReplaySearch {
+public:
+  ReplaySearch(const PlanProblem &problem, const PipelinePlan &plan,
+               uint64_t stepBudget);
+
+  /// Searches every stage count; returns whether the search finished.
+  bool run();
+
+  double bestMs() const { return best; }
+  ArrayRef<StagePlan> bestPlan() const { return bestStages; }
+  double openBoundMs() const { return openBound; }
+
+private:
+  /// Places stages from layer `begin` on until `numStages` are placed.
+  /// `nodeBound` bounds every plan that extends the stages placed.
+  void descend(unsigned numStages, unsigned begin, double nodeBound);
+  /// A lower bound on the replay of every plan of `numStages` stages that
+  /// extends the stages placed, whose next stage starts at layer `next`.
+  double bound(unsigned numStages, unsigned next);
+  /// The replay of the stages placed, as a whole plan.
+  double completeReplay();
+  /// Times and recompute of layers [begin, end) on `device` at
+  /// `positionFromEnd`: the fastest recompute that fits; none if none fits.
+  std::optional<std::pair<ReplayStage, Recompute>>
+  fit(unsigned begin, unsigned end, unsigned device,
+      unsigned positionFromEnd) const;
+  /// The stage counts the options allow.
+  std::pair<unsigned, unsigned> stageCounts() const;
+  bool exhausted() const { return steps > budget; }
+
+  const PlanProblem &problem;
+  const PlanOptions &options;
+  unsigned m, numLayers;
+  SmallVector<Recompute, 3> choices;
+  std::vector<std::vector<unsigned>> classes;
+  std::vector<unsigned> used;
+
+  /// The stages placed, their times and the transfers between them.
+  std::vector<StagePlan> placed;
+  std::vector<ReplayStage> placedTimes;
+  std::vector<double> placedCuts;
+  /// Stage and transfer times of one microbatch through the stages placed.
+  double placedSum = 0;
+
+  /// layerMs[c][l]: forward and backward time of layer l on class c.
+  std::vector<std::vector<double>> layerMs;
+
+  double best;
+  std::vector<StagePlan> bestStages;
+  double openBound = kInf;
+  uint64_t steps = 0, budget;
+};
+
+} // namespace
+
+ReplaySearch::ReplaySearch(const PlanProblem &problem, const PipelinePlan &plan,
+                           uint64_t stepBudget)
+    : problem(problem), options(problem.options()), m(options.microbatches),
+      numLayers(problem.numLayers()), choices(problem.recomputeChoices()),
+      bestStages(plan.stages), budget(stepBudget) {
+  llvm::Expected<Simulation> simulation =
+      simulate(problem, plan.stages, /*recordEvents=*/false);
+  if (simulation) {
+    best = simulation->iterationMs;
+  } else {
+    llvm::consumeError(simulation.takeError());
+    best = kInf;
+  }
+  if (!options.deviceOrder.empty()) {
+    for (unsigned device : options.deviceOrder)
+      classes.push_back({device});
+  } else {
+    classes = problem.cluster().interchangeableDevices();
+  }
+  used.assign(classes.size(), 0);
+  for (const std::vector<unsigned> &cls : classes) {
+    std::vector<double> &times = layerMs.emplace_back(numLayers);
+    for (unsigned l = 0; l < numLayers; ++l)
+      times[l] = problem.layerForwardMs(l, cls.front()) +
+                 problem.layerBackwardMs(l, cls.front());
+  }
+}
+
+std::pair<unsigned, unsigned> ReplaySearch::stageCounts() const {
+  unsigned fixed = options.stages;
+  if (!options.cutAfter.empty())
+    fixed = options.cutAfter.size() + 1;
+  if (!options.deviceOrder.empty())
+    fixed = options.deviceOrder.size();
+  if (fixed)
+    return {fixed, fixed};
+  return {1, std::min(problem.numDevices(), numLayers)};
+}
+
+std::optional<std::pair<ReplayStage, Recompute>>
+ReplaySearch::fit(unsigned begin, unsigned end, unsigned device,
+                  unsigned positionFromEnd) const {
+  for (Recompute recompute : choices) {
+    StageCost cost =
+        problem.stageCost(begin, end, device, positionFromEnd, recompute);
+    if (cost.memory.total() <= problem.capacityBytes(device))
+      return std::make_pair(
+          ReplayStage{cost.forwardMs, cost.recomputeMs, cost.backwardMs},
+          recompute);
+  }
+  return std::nullopt;
+}
+
+double ReplaySearch::completeReplay() {
+  steps += uint64_t(2) * placed.size() * m;
+  llvm::Expected<Simulation> simulation =
+      replay(placedTimes, placedCuts, Schedule::OneFOneB, /*training=*/true, m);
+  if (!simulation) {
+    llvm::consumeError(simulation.takeError());
+    return kInf;
+  }
+  return simulation->iterationMs;
+}
+
+double ReplaySearch::bound(unsigned numStages, unsigned next) {
+  unsigned numPlaced = placed.size();
+  unsigned left = numStages - numPlaced;
+  double lambda = double(m - 1);
+
+  // The slowest stage placed, beyond what its warm-up hides, or link.
+  double slowest = 0;
+  for (unsigned k = 0; k < numPlaced; ++k) {
+    const ReplayStage &t = placedTimes[k];
+    double forward = t.forwardMs, backward = t.recomputeMs + t.backwardMs;
+    double hidden = double(std::min<unsigned>(numStages - 1 - k, m - 1)) *
+                    std::min(forward, backward);
+    slowest = std::max(slowest, lambda * (forward + backward) - hidden);
+  }
+  for (double x : placedCuts)
+    slowest = std::max(slowest, lambda * x);
+
+  // The layers left, each at its fastest on a device left, on the stages
+  // left.
+  double restSum = 0, restLayer = 0;
+  for (unsigned l = next; l < numLayers; ++l) {
+    double least = kInf;
+    for (unsigned c = 0; c < classes.size(); ++c)
+      if (used[c] < classes[c].size())
+        least = std::min(least, layerMs[c][l]);
+    restSum += least;
+    restLayer = std::max(restLayer, least);
+  }
+  double restStage = std::max(restSum / left, restLayer);
+  double restHidden = double(std::min<unsigned>(left - 1, m - 1)) / 2;
+  slowest = std::max(slowest, (lambda - restHidden) * restStage);
+
+  double result = std::max(placedSum + restSum + slowest,
+                           placedSum + double(m) * restStage);
+
+  // The stages placed, followed by stages that take no time.
+  std::vector<ReplayStage> times = placedTimes;
+  times.resize(numStages);
+  std::vector<double> cuts = placedCuts;
+  cuts.resize(numStages - 1, 0);
+  steps += uint64_t(2) * numStages * m;
+  llvm::Expected<Simulation> simulation =
+      replay(times, cuts, Schedule::OneFOneB, /*training=*/true, m);
+  if (!simulation) {
+    llvm::consumeError(simulation.takeError());
+    return kInf;
+  }
+  return std::max(result, simulation->iterationMs);
+}
+
+void ReplaySearch::descend(unsigned numStages, unsigned begin,
+                           double nodeBound) {
+  if (exhausted()) {
+    openBound = std::min(openBound, nodeBound);
+    return;
+  }
+  unsigned k = placed.size();
+  unsigned left = numStages - k;
+  unsigned positionFromEnd = left - 1;
+  // The stage's end: the hand-given cut, the last layer for the last
+  // stage, else any that leaves a layer for each stage after it.
+  unsigned lowEnd = begin + 1, highEnd = numLayers - (left - 1);
+  if (left == 1)
+    lowEnd = numLayers;
+  else if (!options.cutAfter.empty())
+    lowEnd = highEnd = options.cutAfter[k] + 1;
+
+  for (unsigned c = 0; c < classes.size(); ++c) {
+    if (!options.deviceOrder.empty() && c != k)
+      continue;
+    if (used[c] == classes[c].size())
+      continue;
+    unsigned device = classes[c][used[c]];
+    double x = k ? problem.cutMs(begin - 1, placed.back().device, device) : 0;
+    for (unsigned end = lowEnd; end <= highEnd; ++end) {
+      // This stage alone, M times after those before it, already takes
+      // longer with its fastest recompute: so do all longer stages.
+      double fastest =
+          problem
+              .stageCost(begin, end, device, positionFromEnd, choices.front())
+              .busyMs();
+      if (placedSum + 2 * x + double(m) * fastest >= best)
+        break;
+      std::optional<std::pair<ReplayStage, Recompute>> fitted =
+          fit(begin, end, device, positionFromEnd);
+      if (!fitted)
+        continue;
+      const ReplayStage &times = fitted->first;
+      placed.push_back({begin, end, device, fitted->second});
+      placedTimes.push_back(times);
+      if (k)
+        placedCuts.push_back(x);
+      double added =
+          times.forwardMs + times.recomputeMs + times.backwardMs + 2 * x;
+      placedSum += added;
+      ++used[c];
+      if (left == 1) {
+        double time = completeReplay();
+        if (time < best * (1 - 1e-12)) {
+          best = time;
+          bestStages = placed;
+        }
+      } else {
+        double childBound = bound(numStages, end);
+        if (childBound < best * (1 - 1e-12))
+          descend(numStages, end, childBound);
+      }
+      --used[c];
+      placedSum -= added;
+      if (k)
+        placedCuts.pop_back();
+      placedTimes.pop_back();
+      placed.pop_back();
+      if (exhausted()) {
+        // The siblings left are bounded by this node's bound.
+        openBound = std::min(openBound, nodeBound);
+        return;
+      }
+    }
+  }
+}
+
+bool ReplaySearch::run() {
+  auto [fewest, most] = stageCounts();
+  for (unsigned numStages = fewest; numStages <= most; ++numStages) {
+    double rootBound = bound(numStages, 0);
+    if (rootBound >= best * (1 - 1e-12))
+      continue;
+    descend(numStages, 0, rootBound);
+  }
+  return !exhausted();
+}
+
+void mlir::pipe::searchLeastReplay(const PlanProblem &problem,
+                                   PipelinePlan &plan, double floorMs,
+                                   bool branch) {
+  ReplaySearch search(problem, plan, branch ? kStepBudget : 0);
+  // No plan replays faster than the floor: the plan is the least already.
+  bool finished = search.bestMs() <= floorMs * (1 + 1e-12) || search.run();
+  if (search.bestPlan() != ArrayRef<StagePlan>(plan.stages)) {
+    plan.stages = search.bestPlan();
+    plan.objectiveMs = problem.objectiveMs(plan.stages);
+  }
+  double best = search.bestMs();
+  plan.iterationExact = finished;
+  double floor =
+      finished ? best : std::min(std::max(search.openBoundMs(), floorMs), best);
+  plan.iterationGapBound = best > 0 ? (best - floor) / best : 0;
+}
