@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "pipe/Plan/RandomInstances.h"
+#include "pipe/Plan/Simulator.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
@@ -30,9 +31,10 @@ int main() {
                         {300, 16, 2, 1},
                         {1000, 64, 2, 4},
                         {1000, 64, 4, 4}};
-  llvm::outs() << "| layers | devices | kinds | hosts | schedule | seconds "
-                  "| objective | predicted iteration | stages |\n"
-                  "|---|---|---|---|---|---|---|---|---|\n";
+  llvm::outs()
+      << "| layers | devices | kinds | hosts | schedule | seconds "
+         "| objective | predicted ms | predicted iteration | stages |\n"
+         "|---|---|---|---|---|---|---|---|---|---|\n";
   for (const Case &c : cases) {
     std::mt19937 rng(1);
     LayerGraph graph = randomLayerGraph(rng, c.layers, int64_t(1) << 26);
@@ -62,10 +64,12 @@ int main() {
                      : llvm::formatv("gap <= {0:F1}%", 100 * gap).str();
       };
       llvm::outs() << llvm::formatv(
-          "| {0} | {1} | {2} | {3} | {4} | {5:F2} | {6} | {7} | {8} |\n",
+          "| {0} | {1} | {2} | {3} | {4} | {5:F2} | {6} | {7:F1} | {8} | {9} "
+          "|\n",
           c.layers, c.devices, c.kinds, c.hosts,
           schedule == Schedule::GPipe ? "gpipe" : "1f1b", seconds,
           proof(plan->exact, plan->gapBound),
+          simulate(problem, plan->stages, false)->iterationMs,
           proof(plan->iterationExact, plan->iterationGapBound),
           plan->stages.size());
     }

@@ -355,9 +355,11 @@ Partitioner::search(const SearchLimits &limits) {
   // class and no greater value, leaves the layers before it more devices
   // and no more microbatches in flight: the other state is dominated.
   // Dropping such states keeps the optimum and skips their transitions.
-  // (Not with a fixed stage count, where fewer devices may not do, nor
-  // when a class's devices differ in their links.)
-  bool pruneDominated = !forcedOrder && !approximate && !requiredStages;
+  // (Not with a fixed stage count, where fewer devices may not do; nor
+  // when a class's devices differ in their links; nor for unhidden times,
+  // which grow as fewer stages follow.)
+  bool pruneDominated =
+      !forcedOrder && !approximate && !requiredStages && !limits.unhidden;
   std::vector<double> leastSubset(pruneDominated ? numKeys() : 0);
   auto dropDominated = [&](unsigned j) {
     for (unsigned next = 0; next < numClasses; ++next) {
@@ -645,6 +647,9 @@ struct SearchOutcome {
   bool fits;
   /// Whether the search was exhaustive under the objective.
   bool proven;
+  /// For 1F1B training, a proven lower bound on every plan's replay (0 for
+  /// none).
+  double replayFloorMs = 0;
 };
 } // namespace
 
@@ -699,17 +704,21 @@ static double objectiveFloor(const PlanProblem &problem) {
 /// The least of sum + (M - 1) max(unhidden stage time, transfer) over
 /// every plan the options allow, a lower bound on every 1F1B replay
 /// (docs/planner.md); `cap` if that is no less than `cap`. Zero when the
-/// search cannot prove it.
-static double replayFloor(const PlanProblem &problem, double cap) {
-  Partitioner partitioner(problem);
+/// search cannot prove it. Adds the plans it visits to `visited`: front-
+/// heavy plans whose warm-ups hide time, good seeds for the refinement.
+static double replayFloor(const PlanProblem &problem, Partitioner &partitioner,
+                          double cap,
+                          std::vector<std::vector<StagePlan>> &visited) {
   if (partitioner.isApproximate())
     return 0;
   double lambda = double(problem.options().microbatches - 1);
   SearchBudget budget{3000};
   BottleneckSearch search(lambda, cap, budget);
-  // A stage's unhidden time is at least half its whole time.
+  // A stage's unhidden time is at least half its whole time; a plan below
+  // the cap has none longer than the cap's slack over the least sum.
+  double high = lambda > 0 ? (cap - partitioner.sumFloor()) / lambda : kInf;
   search.run(
-      partitioner.forwardFloor() / 2, kInf, partitioner.sumFloor(), 0,
+      partitioner.forwardFloor() / 2, high, partitioner.sumFloor(), 0,
       [&](double, double bound,
           double sumCap) -> std::optional<BottleneckSearch::Result> {
         --budget.left;
@@ -721,6 +730,7 @@ static double replayFloor(const PlanProblem &problem, double cap) {
         if (!plan)
           return std::nullopt;
         PlanProblem::Times times = problem.times(*plan, /*unhidden=*/true);
+        visited.push_back(std::move(*plan));
         return BottleneckSearch::Result{times.sum, times.slowestForward, 0};
       });
   return std::min(search.objective(), budget.unexplored);
@@ -729,7 +739,7 @@ static double replayFloor(const PlanProblem &problem, double cap) {
 /// Prices the chosen plan on `problem`, bounds its gap when the search
 /// was not exhaustive, and refines 1F1B plans on their replay.
 static PipelinePlan finishPlan(const PlanProblem &problem, PipelinePlan plan,
-                               bool proven) {
+                               bool proven, double replayFloorMs) {
   plan.objectiveMs = problem.objectiveMs(plan.stages);
   plan.optimalObjectiveMs = plan.objectiveMs;
   if (!proven) {
@@ -744,16 +754,10 @@ static PipelinePlan finishPlan(const PlanProblem &problem, PipelinePlan plan,
   if (problem.options().training &&
       problem.options().schedule == Schedule::OneFOneB) {
     refinePlanBySimulation(problem, plan);
-    llvm::Expected<Simulation> refined =
-        simulate(problem, plan.stages, /*recordEvents=*/false);
-    double floor = 0;
-    if (!refined)
-      llvm::consumeError(refined.takeError());
-    else if (proven)
-      floor = replayFloor(problem, refined->iterationMs);
     // Past the exact range (blocks of layers, simplified classes), the
     // branch and bound could not finish: only its root bounds count.
-    searchLeastReplay(problem, plan, floor, /*branch=*/proven);
+    searchLeastReplay(problem, plan, proven ? replayFloorMs : 0,
+                      /*branch=*/proven);
   }
   return plan;
 }
@@ -830,6 +834,8 @@ static llvm::Expected<SearchOutcome> planCoarsened(const PlanProblem &problem,
   toFine(plan->stages);
   for (std::vector<StagePlan> &stages : plan->paretoPlans)
     toFine(stages);
+  for (std::vector<StagePlan> &stages : plan->floorPlans)
+    toFine(stages);
   plan->exact = false;
   return outcome;
 }
@@ -883,7 +889,8 @@ mlir::pipe::planPipeline(const PlanProblem &problem) {
   if (!outcome->fits)
     return describeOverflow(problem, outcome->plan.stages);
   return finishPlan(problem, std::move(outcome->plan),
-                    outcome->proven && !coarsened);
+                    outcome->proven && !coarsened,
+                    coarsened ? 0 : outcome->replayFloorMs);
 }
 
 static llvm::Expected<SearchOutcome> searchPlan(const PlanProblem &problem) {
@@ -985,8 +992,22 @@ static llvm::Expected<SearchOutcome> searchPlan(const PlanProblem &problem) {
     best.exact = false;
     best.gapBound = (best.objectiveMs - budget.unexplored) / best.objectiveMs;
   }
-  if (!best.stages.empty())
-    return SearchOutcome{std::move(best), true, !partitioner.isApproximate()};
+  if (!best.stages.empty()) {
+    SearchOutcome outcome{std::move(best), true, !partitioner.isApproximate()};
+    // 1F1B: the floor under every replay; its search's plans, which let
+    // warm-ups hide time, seed the refinement on the replay.
+    if (problem.options().training &&
+        problem.options().schedule == Schedule::OneFOneB) {
+      llvm::Expected<Simulation> found =
+          simulate(problem, outcome.plan.stages, /*recordEvents=*/false);
+      if (found)
+        outcome.replayFloorMs = replayFloor(
+            problem, partitioner, found->iterationMs, outcome.plan.floorPlans);
+      else
+        llvm::consumeError(found.takeError());
+    }
+    return outcome;
+  }
 
   // Nothing fits: the plan whose worst memory overflow is least.
   SearchLimits overflow;

@@ -138,23 +138,27 @@ static double descend(const PlanProblem &problem,
 
 void mlir::pipe::refinePlanBySimulation(const PlanProblem &problem,
                                         PipelinePlan &plan) {
-  // The Pareto plans with the best replays seed a descent each; the best
-  // result wins.
+  // The plans with the best replays seed a descent each, from the Pareto
+  // walk and from the floor's search alike; the best result wins.
   constexpr unsigned kSeeds = 3;
-  std::vector<std::pair<double, unsigned>> seeds;
-  for (auto [index, seed] : llvm::enumerate(plan.paretoPlans))
-    seeds.push_back({replayMs(problem, seed), index});
-  llvm::sort(seeds);
+  std::vector<std::pair<double, const std::vector<StagePlan> *>> starts;
+  for (const auto *plans : {&plan.paretoPlans, &plan.floorPlans}) {
+    std::vector<std::pair<double, const std::vector<StagePlan> *>> seeds;
+    for (const std::vector<StagePlan> &seed : *plans)
+      seeds.push_back({replayMs(problem, seed), &seed});
+    llvm::stable_sort(seeds, llvm::less_first());
+    seeds.resize(std::min<size_t>(kSeeds, seeds.size()));
+    starts.insert(starts.end(), seeds.begin(), seeds.end());
+  }
   std::vector<StagePlan> best = plan.stages;
   double bestTime = replayMs(problem, best);
   unsigned replays = 0;
   uint64_t simulatedSteps = 0;
-  for (unsigned k = 0; k < std::min<size_t>(kSeeds, seeds.size()); ++k) {
-    std::vector<StagePlan> current = plan.paretoPlans[seeds[k].second];
-    double time =
-        descend(problem, current, seeds[k].first, replays, simulatedSteps);
-    if (time < bestTime * (1 - 1e-12)) {
-      bestTime = time;
+  for (auto [time, seed] : starts) {
+    std::vector<StagePlan> current = *seed;
+    double descended = descend(problem, current, time, replays, simulatedSteps);
+    if (descended < bestTime * (1 - 1e-12)) {
+      bestTime = descended;
       best = std::move(current);
     }
   }

@@ -180,6 +180,9 @@ struct PipelinePlan {
   /// Every plan the Pareto walk visited: the least sum for each bound on
   /// the slowest element.
   std::vector<std::vector<StagePlan>> paretoPlans;
+  /// For 1F1B, every plan the search for the floor under the replay
+  /// visited (front-heavy plans whose warm-ups hide time).
+  std::vector<std::vector<StagePlan>> floorPlans;
 };
 
 /// Every per-range quantity the planner needs, precomputed.
