@@ -782,6 +782,7 @@ coarsen(const PlanProblem &problem, unsigned groups) {
   LayerGraph coarse;
   coarse.params = fine.params;
   coarse.values = fine.values;
+  coarse.derivedBackward = fine.derivedBackward;
   std::vector<int> group(numLayers);
   for (unsigned g = 0; g < starts.size(); ++g) {
     unsigned end = g + 1 < starts.size() ? starts[g + 1] : numLayers;
@@ -791,6 +792,8 @@ coarsen(const PlanProblem &problem, unsigned groups) {
       group[l] = g;
       const PlanLayer &layer = fine.layers[l];
       merged.ops.append(layer.ops.begin(), layer.ops.end());
+      merged.backwardOps.append(layer.backwardOps.begin(),
+                                layer.backwardOps.end());
       merged.stashBytes += layer.stashBytes;
       merged.contractionBytes += layer.contractionBytes;
       merged.workspaceBytes =

@@ -281,11 +281,12 @@ void mlir::pipe::printPlanTable(const PlanResult &result,
         recomputeName(stage.recompute), result.graph.layers[stage.begin].name,
         result.graph.layers[stage.end - 1].name);
   }
-  std::string proof = plan.iterationExact
-                          ? "the least of all plans"
-                          : llvm::formatv("at most {0:F1}% above the least",
-                                          100 * plan.iterationGapBound)
-                                .str();
+  std::string proof =
+      plan.iterationExact
+          ? "the least the options allow"
+          : llvm::formatv("at most {0:F1}% above the least the options allow",
+                          100 * plan.iterationGapBound)
+                .str();
   os << llvm::formatv(
       "{0} with {1} microbatch{2}: predicted iteration {3:F3} ms ({4}), "
       "bubble {5:F1}%, lower bound {6:F3} ms (planned in {7:F3} s)\n",

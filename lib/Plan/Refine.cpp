@@ -140,7 +140,7 @@ void mlir::pipe::refinePlanBySimulation(const PlanProblem &problem,
                                         PipelinePlan &plan) {
   // The plans with the best replays seed a descent each, from the Pareto
   // walk and from the floor's search alike; the best result wins.
-  constexpr unsigned kSeeds = 3;
+  constexpr unsigned kSeeds = 5;
   std::vector<std::pair<double, const std::vector<StagePlan> *>> starts;
   for (const auto *plans : {&plan.paretoPlans, &plan.floorPlans}) {
     std::vector<std::pair<double, const std::vector<StagePlan> *>> seeds;

@@ -42,7 +42,8 @@ using namespace mlir::pipe;
 static constexpr double kInf = std::numeric_limits<double>::infinity();
 
 /// The search simulates at most this many pipeline steps in all (a replay
-/// of S stages and M microbatches is 2 S M steps).
+/// of S stages and M microbatches is 2 S M steps; pricing a stage, and a
+/// layer of a bound, count as one).
 static constexpr uint64_t kStepBudget = 40000000;
 
 namespace {
@@ -184,7 +185,8 @@ double ReplaySearch::bound(unsigned numStages, unsigned next) {
     slowest = std::max(slowest, lambda * x);
 
   // The layers left, each at its fastest on a device left, on the stages
-  // left.
+  // left. (This loop counts against the budget like simulated steps.)
+  steps += numLayers - next;
   double restSum = 0, restLayer = 0;
   for (unsigned l = next; l < numLayers; ++l) {
     double least = kInf;
@@ -241,6 +243,7 @@ void ReplaySearch::descend(unsigned numStages, unsigned begin,
     unsigned device = classes[c][used[c]];
     double x = k ? problem.cutMs(begin - 1, placed.back().device, device) : 0;
     for (unsigned end = lowEnd; end <= highEnd; ++end) {
+      ++steps;
       // This stage alone, M times after those before it, already takes
       // longer with its fastest recompute: so do all longer stages.
       double fastest =
@@ -296,7 +299,8 @@ bool ReplaySearch::run() {
       continue;
     descend(numStages, 0, rootBound);
   }
-  return !exhausted();
+  // Finished, or every plan left unexamined was bounded away.
+  return !exhausted() || openBound == kInf;
 }
 
 void mlir::pipe::searchLeastReplay(const PlanProblem &problem,

@@ -66,6 +66,8 @@ llvm::Expected<Simulation> mlir::pipe::replay(ArrayRef<ReplayStage> costs,
                                               Schedule schedule, bool training,
                                               unsigned m, bool recordEvents) {
   unsigned numStages = costs.size();
+  if (!numStages)
+    return Simulation();
 
   constexpr double kNotYet = -1;
   // Arrival of microbatch mb's activations at stage s, and of its gradient

@@ -268,6 +268,40 @@ TEST(Partitioner, ProvesOptimalityAtOneHundredLayersSixteenDevices) {
     EXPECT_EQ(plan->stages[s].begin, plan->stages[s - 1].end);
 }
 
+/// Blocks of layers keep the backward costs derived from the gradient ops:
+/// one layer whose gradient costs 40 times its forward pass must not be
+/// priced as twice its forward pass when the layers are planned on blocks.
+TEST(Partitioner, BlocksKeepDerivedBackwardCosts) {
+  std::mt19937 rng(3);
+  LayerGraph graph = randomLayerGraph(rng, 40, int64_t(1) << 20);
+  for (auto [l, layer] : llvm::enumerate(graph.layers)) {
+    layer.ops = {layer.ops.front()};
+    layer.ops.front().flops = int64_t(1e11);
+    OpCost backward = layer.ops.front();
+    backward.flops = int64_t(l == 5 ? 4e12 : 2e11);
+    layer.backwardOps = {backward};
+  }
+  graph.derivedBackward = true;
+  Cluster cluster;
+  for (unsigned d = 0; d < 2; ++d)
+    cluster.devices.push_back(
+        {"d" + std::to_string(d), "h", *lookupDeviceKind("A100-80GB")});
+  PlanOptions options;
+  options.training = true;
+  options.schedule = Schedule::GPipe;
+  options.microbatches = 8;
+  options.maxExactLayers = 40;
+  Expected<PipelinePlan> exact =
+      planPipeline(PlanProblem(graph, cluster, options));
+  options.maxExactLayers = 10;
+  Expected<PipelinePlan> blocks =
+      planPipeline(PlanProblem(graph, cluster, options));
+  ASSERT_TRUE(exact && blocks);
+  EXPECT_TRUE(exact->exact);
+  EXPECT_FALSE(blocks->exact);
+  EXPECT_LT(blocks->objectiveMs, exact->objectiveMs * 1.05);
+}
+
 /// 1F1B: the plan's replay against the least replay over every plan, on
 /// 300 random instances. The replay search proves its plan the least.
 TEST(Partitioner, OneFOneBHasTheLeastReplay) {
