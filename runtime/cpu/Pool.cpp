@@ -19,6 +19,16 @@ namespace cpu {
 namespace {
 
 /// One pooling problem over planes of `spatial` dims.
+/// A pooling window at one output position, clipped to the input: its
+/// start per dim, the kernel indices [lo, hi) inside the input, whether
+/// any are, and a kernel index for iterating. One per thread.
+struct Clipped {
+  std::vector<int64_t> start, lo, hi, k;
+  bool any = false;
+  explicit Clipped(int spatial)
+      : start(spatial), lo(spatial), hi(spatial), k(spatial) {}
+};
+
 struct Window {
   int spatial;
   const int64_t *in, *out, *kernel, *strides, *padsBegin, *dilations;
@@ -37,58 +47,55 @@ struct Window {
 
   /// For the output position `oidx`: the window start per dim, and the
   /// kernel indices [lo, hi) per dim that land inside the input. Returns
-  /// false when the window holds no input position.
-  bool clip(const int64_t *oidx, int64_t *start, int64_t *lo,
-            int64_t *hi) const {
-    bool any = true;
+  /// (and records) whether the window holds any input position.
+  bool clip(const int64_t *oidx, Clipped &w) const {
+    w.any = true;
     for (int d = 0; d < spatial; ++d) {
-      start[d] = oidx[d] * strides[d] - padsBegin[d];
+      w.start[d] = oidx[d] * strides[d] - padsBegin[d];
       int64_t dil = dilation(d);
-      lo[d] = start[d] >= 0 ? 0 : std::min(kernel[d], ceilDiv(-start[d], dil));
-      hi[d] = start[d] < in[d]
-                  ? std::min(kernel[d], ceilDiv(in[d] - start[d], dil))
-                  : 0;
-      any = any && hi[d] > lo[d];
+      w.lo[d] =
+          w.start[d] >= 0 ? 0 : std::min(kernel[d], ceilDiv(-w.start[d], dil));
+      w.hi[d] = w.start[d] < in[d]
+                    ? std::min(kernel[d], ceilDiv(in[d] - w.start[d], dil))
+                    : 0;
+      w.any = w.any && w.hi[d] > w.lo[d];
     }
-    return any;
+    return w.any;
   }
 
   /// The divisor of an average over the window clipped by clip(): its
   /// positions inside the input, or with `countIncludePad` inside the
   /// padded input [-pad_begin, in + pad_end).
-  int64_t divisor(const int64_t *start, const int64_t *lo, const int64_t *hi,
-                  bool any, bool countIncludePad) const {
+  int64_t divisor(const Clipped &w, bool countIncludePad) const {
     int64_t count = 1;
     for (int d = 0; d < spatial; ++d) {
-      int64_t extent =
-          countIncludePad
-              ? std::min(start[d] + kernel[d], in[d] + padsBegin[spatial + d]) -
-                    std::max(start[d], -padsBegin[d])
-              : (any ? hi[d] - lo[d] : 0);
+      int64_t extent = countIncludePad
+                           ? std::min(w.start[d] + kernel[d],
+                                      in[d] + padsBegin[spatial + d]) -
+                                 std::max(w.start[d], -padsBegin[d])
+                           : (w.any ? w.hi[d] - w.lo[d] : 0);
       count *= std::max<int64_t>(extent, 0);
     }
     return count;
   }
 
   /// Calls f(offset) for every input position of a clipped window.
-  template <typename F>
-  void forEach(const int64_t *start, const int64_t *lo, const int64_t *hi,
-               int64_t *k, F f) const {
+  template <typename F> void forEach(Clipped &w, F f) const {
     int last = spatial - 1;
     for (int d = 0; d < last; ++d)
-      k[d] = lo[d];
+      w.k[d] = w.lo[d];
     int64_t dilLast = dilation(last);
     while (true) {
-      int64_t base = start[last];
+      int64_t base = w.start[last];
       for (int d = 0; d < last; ++d)
-        base += (start[d] + k[d] * dilation(d)) * inStride[d];
-      for (int64_t kk = lo[last]; kk < hi[last]; ++kk)
+        base += (w.start[d] + w.k[d] * dilation(d)) * inStride[d];
+      for (int64_t kk = w.lo[last]; kk < w.hi[last]; ++kk)
         f(base + kk * dilLast);
       int d = last - 1;
       for (; d >= 0; --d) {
-        if (++k[d] < hi[d])
+        if (++w.k[d] < w.hi[d])
           break;
-        k[d] = lo[d];
+        w.k[d] = w.lo[d];
       }
       if (d < 0)
         return;
@@ -96,19 +103,20 @@ struct Window {
   }
 };
 
-/// Calls f(plane, outIndex, oidx, scratch) for every output position,
-/// parallel over planes; `scratch` holds 4 * spatial values per thread.
+/// Calls f(plane, outIndex, oidx, window) for every output position,
+/// parallel over planes, with a window to clip per thread.
 template <typename F>
 void forEachOutput(int64_t planes, int spatial, const int64_t *out, F f) {
   int64_t outSize = product(out, spatial);
 #pragma omp parallel if (planes * outSize > 4096)
   {
-    std::vector<int64_t> oidx(spatial), scratch(4 * spatial);
+    std::vector<int64_t> oidx(spatial);
+    Clipped window(spatial);
 #pragma omp for
     for (int64_t p = 0; p < planes; ++p) {
       std::fill(oidx.begin(), oidx.end(), 0);
       for (int64_t o = 0; o < outSize; ++o) {
-        f(p, o, oidx.data(), scratch.data());
+        f(p, o, oidx.data(), window);
         for (int d = spatial - 1; d >= 0; --d) {
           if (++oidx[d] < out[d])
             break;
@@ -128,23 +136,20 @@ void maxPool(const T *x, const int64_t *xShape, T *y, const int64_t *yShape,
   Window win(spatial, xShape + 2, yShape + 2, kernel, strides, pads, dilations);
   int64_t inSize = product(xShape + 2, spatial);
   int64_t outSize = product(yShape + 2, spatial);
-  forEachOutput(
-      xShape[0] * xShape[1], spatial, yShape + 2,
-      [&](int64_t p, int64_t o, const int64_t *oidx, int64_t *scratch) {
-        int64_t *s = scratch, *l = s + spatial, *h = l + spatial,
-                *kk = h + spatial;
-        T best = -std::numeric_limits<T>::infinity();
-        if (win.clip(oidx, s, l, h)) {
-          const T *plane = x + p * inSize;
-          win.forEach(s, l, h, kk, [&](int64_t offset) {
-            T v = plane[offset];
-            // NaN wins, as in numpy and torch.
-            if (v > best || std::isnan(v))
-              best = v;
-          });
-        }
-        y[p * outSize + o] = best;
-      });
+  forEachOutput(xShape[0] * xShape[1], spatial, yShape + 2,
+                [&](int64_t p, int64_t o, const int64_t *oidx, Clipped &w) {
+                  T best = -std::numeric_limits<T>::infinity();
+                  if (win.clip(oidx, w)) {
+                    const T *plane = x + p * inSize;
+                    win.forEach(w, [&](int64_t offset) {
+                      T v = plane[offset];
+                      // NaN wins, as in numpy and torch.
+                      if (v > best || std::isnan(v))
+                        best = v;
+                    });
+                  }
+                  y[p * outSize + o] = best;
+                });
 }
 
 template <typename T>
@@ -156,17 +161,14 @@ void averagePool(const T *x, const int64_t *xShape, T *y, const int64_t *yShape,
   int64_t outSize = product(yShape + 2, spatial);
   forEachOutput(
       xShape[0] * xShape[1], spatial, yShape + 2,
-      [&](int64_t p, int64_t o, const int64_t *oidx, int64_t *scratch) {
-        int64_t *s = scratch, *l = s + spatial, *h = l + spatial,
-                *kk = h + spatial;
+      [&](int64_t p, int64_t o, const int64_t *oidx, Clipped &w) {
         double sum = 0;
-        bool any = win.clip(oidx, s, l, h);
+        bool any = win.clip(oidx, w);
         if (any) {
           const T *plane = x + p * inSize;
-          win.forEach(s, l, h, kk,
-                      [&](int64_t offset) { sum += double(plane[offset]); });
+          win.forEach(w, [&](int64_t offset) { sum += double(plane[offset]); });
         }
-        int64_t count = win.divisor(s, l, h, any, countIncludePad);
+        int64_t count = win.divisor(w, countIncludePad);
         y[p * outSize + o] = T(sum / double(count));
       });
 }
@@ -182,25 +184,23 @@ void maxPoolGrad(const T *x, const int64_t *xShape, const T *dy,
   int64_t outSize = product(dyShape + 2, spatial);
   std::fill(dx, dx + xShape[0] * xShape[1] * inSize, T(0));
   // Planes are independent, so each thread scatters into its own planes.
-  forEachOutput(
-      xShape[0] * xShape[1], spatial, dyShape + 2,
-      [&](int64_t p, int64_t o, const int64_t *oidx, int64_t *scratch) {
-        int64_t *s = scratch, *l = s + spatial, *h = l + spatial,
-                *kk = h + spatial;
-        if (!win.clip(oidx, s, l, h))
-          return;
-        const T *plane = x + p * inSize;
-        T best = -std::numeric_limits<T>::infinity();
-        int64_t where = -1;
-        win.forEach(s, l, h, kk, [&](int64_t offset) {
-          T v = plane[offset];
-          if (where < 0 || v > best || (std::isnan(v) && !std::isnan(best))) {
-            best = v;
-            where = offset;
-          }
-        });
-        dx[p * inSize + where] += dy[p * outSize + o];
-      });
+  forEachOutput(xShape[0] * xShape[1], spatial, dyShape + 2,
+                [&](int64_t p, int64_t o, const int64_t *oidx, Clipped &w) {
+                  if (!win.clip(oidx, w))
+                    return;
+                  const T *plane = x + p * inSize;
+                  T best = -std::numeric_limits<T>::infinity();
+                  int64_t where = -1;
+                  win.forEach(w, [&](int64_t offset) {
+                    T v = plane[offset];
+                    if (where < 0 || v > best ||
+                        (std::isnan(v) && !std::isnan(best))) {
+                      best = v;
+                      where = offset;
+                    }
+                  });
+                  dx[p * inSize + where] += dy[p * outSize + o];
+                });
 }
 
 template <typename T>
@@ -212,20 +212,17 @@ void averagePoolGrad(const T *dy, const int64_t *dyShape, T *dx,
   int64_t inSize = product(dxShape + 2, spatial);
   int64_t outSize = product(dyShape + 2, spatial);
   std::fill(dx, dx + dxShape[0] * dxShape[1] * inSize, T(0));
-  forEachOutput(
-      dxShape[0] * dxShape[1], spatial, dyShape + 2,
-      [&](int64_t p, int64_t o, const int64_t *oidx, int64_t *scratch) {
-        int64_t *s = scratch, *l = s + spatial, *h = l + spatial,
-                *kk = h + spatial;
-        bool any = win.clip(oidx, s, l, h);
-        int64_t count = win.divisor(s, l, h, any, countIncludePad);
-        if (!any || !count)
-          return;
-        T share = T(double(dy[p * outSize + o]) / double(count));
-        T *plane = dx + p * inSize;
-        win.forEach(s, l, h, kk,
-                    [&](int64_t offset) { plane[offset] += share; });
-      });
+  forEachOutput(dxShape[0] * dxShape[1], spatial, dyShape + 2,
+                [&](int64_t p, int64_t o, const int64_t *oidx, Clipped &w) {
+                  bool any = win.clip(oidx, w);
+                  int64_t count = win.divisor(w, countIncludePad);
+                  if (!any || !count)
+                    return;
+                  T share = T(double(dy[p * outSize + o]) / double(count));
+                  T *plane = dx + p * inSize;
+                  win.forEach(w,
+                              [&](int64_t offset) { plane[offset] += share; });
+                });
 }
 
 template <typename T>
