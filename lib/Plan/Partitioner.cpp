@@ -892,8 +892,7 @@ mlir::pipe::planPipeline(const PlanProblem &problem) {
   if (!outcome->fits)
     return describeOverflow(problem, outcome->plan.stages);
   return finishPlan(problem, std::move(outcome->plan),
-                    outcome->proven && !coarsened,
-                    coarsened ? 0 : outcome->replayFloorMs);
+                    outcome->proven && !coarsened, outcome->replayFloorMs);
 }
 
 static llvm::Expected<SearchOutcome> searchPlan(const PlanProblem &problem) {
