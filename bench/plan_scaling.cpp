@@ -6,8 +6,9 @@
 // objective, and for the predicted (replayed) iteration time. Not a test: run
 // it by hand and record the table in docs/benchmarks.md.
 //
-//   build/bin/pipe-plan-scaling
+//   build/bin/pipe-plan-scaling [LAYERS DEVICES KINDS HOSTS]
 //
+// With arguments, times that one case instead of the grid.
 //===----------------------------------------------------------------------===//
 
 #include "pipe/Plan/RandomInstances.h"
@@ -17,20 +18,36 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <cstdlib>
 
 using namespace mlir;
 using namespace mlir::pipe;
 
-int main() {
+int main(int argc, char **argv) {
   static const char *kinds[] = {"A100-80GB", "V100-32GB", "T4", "L4"};
   struct Case {
     unsigned layers, devices, kinds, hosts;
   };
-  const Case cases[] = {{100, 16, 2, 1},
-                        {100, 16, 4, 1},
-                        {300, 16, 2, 1},
-                        {1000, 64, 2, 4},
-                        {1000, 64, 4, 4}};
+  std::vector<Case> cases = {{100, 16, 2, 1},
+                             {100, 16, 4, 1},
+                             {300, 16, 2, 1},
+                             {1000, 64, 2, 4},
+                             {1000, 64, 4, 4}};
+  if (argc == 5) {
+    Case one{unsigned(std::atoi(argv[1])), unsigned(std::atoi(argv[2])),
+             unsigned(std::atoi(argv[3])), unsigned(std::atoi(argv[4]))};
+    if (!one.layers || !one.devices || one.kinds < 1 || one.kinds > 4 ||
+        !one.hosts) {
+      llvm::errs() << "usage: pipe-plan-scaling [LAYERS DEVICES KINDS(1-4) "
+                      "HOSTS]\n";
+      return 1;
+    }
+    cases = {one};
+  } else if (argc != 1) {
+    llvm::errs() << "usage: pipe-plan-scaling [LAYERS DEVICES KINDS(1-4) "
+                    "HOSTS]\n";
+    return 1;
+  }
   llvm::outs()
       << "| layers | devices | kinds | hosts | schedule | seconds "
          "| objective | predicted ms | predicted iteration | stages |\n"

@@ -69,6 +69,10 @@ struct SearchLimits {
   /// its whole time: the search then minimizes a lower bound on the 1F1B
   /// replay.
   bool unhidden = false;
+  /// Also tabulate, per suffix, the least over its plans of the largest
+  /// stage time (unhidden, with `unhidden`) or transfer (suffixLargest).
+  /// Only without other limits.
+  bool tabulateLargest = false;
 };
 
 class Partitioner {
@@ -77,6 +81,20 @@ public:
 
   /// The plan of least sum under `limits`, if any.
   std::optional<std::vector<StagePlan>> search(const SearchLimits &limits);
+
+  /// The last search's tables, by a suffix's first layer, devices used per
+  /// class (SuffixTables) and first class: the least sum of its plans,
+  /// and with SearchLimits::tabulateLargest the least largest stage time or
+  /// transfer.
+  const std::vector<double> &suffixSums() const { return value; }
+  const std::vector<double> &suffixLargest() const { return largest; }
+  /// The classes' sizes and places in a key, when the classes are the
+  /// cluster's interchangeable devices; empty otherwise.
+  SmallVector<unsigned> keyRadix() const {
+    return forcedOrder || approximate
+               ? SmallVector<unsigned>()
+               : SmallVector<unsigned>(radix.begin(), radix.end());
+  }
 
   /// Lower bounds on every plan's slowest forward and backward steps.
   double forwardFloor() const { return floorForward; }
@@ -140,7 +158,7 @@ private:
     double forward, backward, busy;
     int64_t fixedBytes, stashBytes;
   };
-  std::vector<double> value;
+  std::vector<double> value, largest;
   std::vector<Choice> choice;
   /// The costs of the stages [i, pricedFor[c, i]) on class c, per recompute
   /// choice.
@@ -300,6 +318,10 @@ Partitioner::search(const SearchLimits &limits) {
   size_t numCells = size_t(numLayers + 1) * numKeys() * (numClasses + 1);
   value.assign(numCells, kInf);
   choice.resize(numCells);
+  if (limits.tabulateLargest) {
+    largest.assign(numCells, kInf);
+    largest[cellIndex(numLayers, 0, none)] = 0;
+  }
   value[cellIndex(numLayers, 0, none)] =
       limits.overflow ? -kInf : 0; // an empty suffix overflows nothing
 
@@ -358,8 +380,8 @@ Partitioner::search(const SearchLimits &limits) {
   // (Not with a fixed stage count, where fewer devices may not do; nor
   // when a class's devices differ in their links; nor for unhidden times,
   // which grow as fewer stages follow.)
-  bool pruneDominated =
-      !forcedOrder && !approximate && !requiredStages && !limits.unhidden;
+  bool pruneDominated = !forcedOrder && !approximate && !requiredStages &&
+                        !limits.unhidden && !limits.tabulateLargest;
   std::vector<double> leastSubset(pruneDominated ? numKeys() : 0);
   auto dropDominated = [&](unsigned j) {
     for (unsigned next = 0; next < numClasses; ++next) {
@@ -398,7 +420,7 @@ Partitioner::search(const SearchLimits &limits) {
         unsigned device = representative(c, used);
         // The best suffix to put the stage before, with its cut's transfer:
         // the same for every start of the stage.
-        double here = kInf;
+        double here = kInf, hereLargest = kInf;
         unsigned bestNext = 0;
         for (unsigned next = 0; next <= numClasses; ++next) {
           double suffix = value[cellIndex(j, key, next)];
@@ -412,6 +434,9 @@ Partitioner::search(const SearchLimits &limits) {
                 (x > limits.forward || (split && x > limits.backward)))
               continue;
           }
+          if (limits.tabulateLargest)
+            hereLargest = std::min(
+                hereLargest, std::max(largest[cellIndex(j, key, next)], x));
           double total = limits.overflow ? suffix : suffix + transfers * x;
           if (total < here) {
             here = total;
@@ -451,6 +476,10 @@ Partitioner::search(const SearchLimits &limits) {
               longerMayDo = true;
               if (memory > capacity)
                 continue;
+              if (limits.tabulateLargest) {
+                double &cell = largest[cellIndex(i, newKey, c)];
+                cell = std::min(cell, std::max(hereLargest, slowest));
+              }
             }
             size_t target = cellIndex(i, newKey, c);
             if (candidate < value[target]) {
@@ -648,8 +677,10 @@ struct SearchOutcome {
   /// Whether the search was exhaustive under the objective.
   bool proven;
   /// For 1F1B training, a proven lower bound on every plan's replay (0 for
-  /// none).
+  /// none), and bounds on what suffixes add to it (none when the classes
+  /// are simplified or the device order given).
   double replayFloorMs = 0;
+  SuffixTables suffixes;
 };
 } // namespace
 
@@ -736,10 +767,33 @@ static double replayFloor(const PlanProblem &problem, Partitioner &partitioner,
   return std::min(search.objective(), budget.unexplored);
 }
 
+/// The partitioner's tables of least suffix sums and least largest
+/// unhidden times, for the branch and bound over replays; none when its
+/// classes are not the cluster's interchangeable devices.
+static SuffixTables suffixTables(const PlanProblem &problem,
+                                 Partitioner &partitioner) {
+  SuffixTables tables;
+  tables.radix = partitioner.keyRadix();
+  if (tables.radix.empty())
+    return tables;
+  for (const std::vector<unsigned> &cls :
+       problem.cluster().interchangeableDevices())
+    tables.sizes.push_back(cls.size());
+  tables.numKeys = tables.radix.back() * (tables.sizes.back() + 1);
+  SearchLimits limits;
+  limits.unhidden = true;
+  limits.tabulateLargest = true;
+  partitioner.search(limits);
+  tables.sum = partitioner.suffixSums();
+  tables.slowest = partitioner.suffixLargest();
+  return tables;
+}
+
 /// Prices the chosen plan on `problem`, bounds its gap when the search
 /// was not exhaustive, and refines 1F1B plans on their replay.
 static PipelinePlan finishPlan(const PlanProblem &problem, PipelinePlan plan,
-                               bool proven, double replayFloorMs) {
+                               bool proven, double replayFloorMs,
+                               const SuffixTables &suffixes) {
   plan.objectiveMs = problem.objectiveMs(plan.stages);
   plan.optimalObjectiveMs = plan.objectiveMs;
   if (!proven) {
@@ -757,7 +811,8 @@ static PipelinePlan finishPlan(const PlanProblem &problem, PipelinePlan plan,
     // Past the exact range (blocks of layers, simplified classes), the
     // branch and bound could not finish: only its root bounds count.
     searchLeastReplay(problem, plan, proven ? replayFloorMs : 0,
-                      /*branch=*/proven);
+                      /*branch=*/proven,
+                      suffixes.empty() ? nullptr : &suffixes);
   }
   return plan;
 }
@@ -816,14 +871,19 @@ coarsen(const PlanProblem &problem, unsigned groups) {
   return {std::move(coarse), std::move(starts)};
 }
 
-static llvm::Expected<SearchOutcome> searchPlan(const PlanProblem &problem);
+/// Searches `problem`; with `tabulate`, also keeps the tables that bound
+/// the branch and bound over 1F1B replays (not for blocks of layers, whose
+/// tables would bound only the plans that cut between blocks).
+static llvm::Expected<SearchOutcome> searchPlan(const PlanProblem &problem,
+                                                bool tabulate);
 
 /// Plans a long model on blocks of layers, then maps the plan back.
 static llvm::Expected<SearchOutcome> planCoarsened(const PlanProblem &problem,
                                                    unsigned groups) {
   auto [coarse, starts] = coarsen(problem, groups);
   PlanProblem coarseProblem(coarse, problem.cluster(), problem.options());
-  llvm::Expected<SearchOutcome> outcome = searchPlan(coarseProblem);
+  llvm::Expected<SearchOutcome> outcome =
+      searchPlan(coarseProblem, /*tabulate=*/false);
   if (!outcome)
     return outcome.takeError();
   PipelinePlan *plan = &outcome->plan;
@@ -886,16 +946,19 @@ mlir::pipe::planPipeline(const PlanProblem &problem) {
   unsigned maxLayers = std::max({options.maxExactLayers, stages, 2u});
   bool coarsened = problem.numLayers() > maxLayers && options.cutAfter.empty();
   llvm::Expected<SearchOutcome> outcome =
-      coarsened ? planCoarsened(problem, maxLayers) : searchPlan(problem);
+      coarsened ? planCoarsened(problem, maxLayers)
+                : searchPlan(problem, /*tabulate=*/true);
   if (!outcome)
     return outcome.takeError();
   if (!outcome->fits)
     return describeOverflow(problem, outcome->plan.stages);
   return finishPlan(problem, std::move(outcome->plan),
-                    outcome->proven && !coarsened, outcome->replayFloorMs);
+                    outcome->proven && !coarsened, outcome->replayFloorMs,
+                    outcome->suffixes);
 }
 
-static llvm::Expected<SearchOutcome> searchPlan(const PlanProblem &problem) {
+static llvm::Expected<SearchOutcome> searchPlan(const PlanProblem &problem,
+                                                bool tabulate) {
   Partitioner partitioner(problem);
   int64_t m = problem.options().microbatches;
 
@@ -1007,6 +1070,8 @@ static llvm::Expected<SearchOutcome> searchPlan(const PlanProblem &problem) {
             problem, partitioner, found->iterationMs, outcome.plan.floorPlans);
       else
         llvm::consumeError(found.takeError());
+      if (tabulate && outcome.proven)
+        outcome.suffixes = suffixTables(problem, partitioner);
     }
     return outcome;
   }

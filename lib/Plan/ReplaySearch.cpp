@@ -34,6 +34,7 @@
 #include "pipe/Plan/Simulator.h"
 
 #include <algorithm>
+#include <functional>
 #include <limits>
 
 using namespace mlir;
@@ -51,7 +52,7 @@ namespace {
 class ReplaySearch {
 public:
   ReplaySearch(const PlanProblem &problem, const PipelinePlan &plan,
-               uint64_t stepBudget);
+               uint64_t stepBudget, const SuffixTables *tables);
 
   /// Searches every stage count; returns whether the search finished.
   bool run();
@@ -67,6 +68,19 @@ private:
   /// A lower bound on the replay of every plan of `numStages` stages that
   /// extends the stages placed, whose next stage starts at layer `next`.
   double bound(unsigned numStages, unsigned next);
+  /// The largest of what a stage placed adds to the replay for the other
+  /// M - 1 microbatches beyond what its warm-up hides, or M - 1 times a
+  /// transfer between them, in a plan of `numStages` stages.
+  double placedSlowest(unsigned numStages) const;
+  /// The least over the partitioner's suffixes of the stages left on the
+  /// devices left, from layer `next` on, of the bound: sum of every stage
+  /// and transfer time plus the largest of placedSlowest and M - 1 times
+  /// the suffix's largest unhidden stage time or transfer.
+  double suffixBound(unsigned numStages, unsigned next);
+  /// The least round trip of a microbatch through the suffixes
+  /// suffixBound enumerated last, from the end of its forward pass on the
+  /// last stage placed to its gradient's arrival there.
+  double leastRoundTrip = 0;
   /// The replay of the stages placed, as a whole plan.
   double completeReplay();
   /// Times and recompute of layers [begin, end) on `device` at
@@ -92,6 +106,12 @@ private:
   /// Stage and transfer times of one microbatch through the stages placed.
   double placedSum = 0;
 
+  const SuffixTables *tables;
+  /// The classes' devices left, and the transfers into each, while
+  /// suffixBound enumerates the suffixes' keys.
+  SmallVector<unsigned> digits;
+  SmallVector<double> cutInto;
+
   /// layerMs[c][l]: forward and backward time of layer l on class c.
   std::vector<std::vector<double>> layerMs;
 
@@ -104,10 +124,10 @@ private:
 } // namespace
 
 ReplaySearch::ReplaySearch(const PlanProblem &problem, const PipelinePlan &plan,
-                           uint64_t stepBudget)
+                           uint64_t stepBudget, const SuffixTables *tables)
     : problem(problem), options(problem.options()), m(options.microbatches),
       numLayers(problem.numLayers()), choices(problem.recomputeChoices()),
-      bestStages(plan.stages), budget(stepBudget) {
+      tables(tables), bestStages(plan.stages), budget(stepBudget) {
   llvm::Expected<Simulation> simulation =
       simulate(problem, plan.stages, /*recordEvents=*/false);
   if (simulation) {
@@ -123,6 +143,11 @@ ReplaySearch::ReplaySearch(const PlanProblem &problem, const PipelinePlan &plan,
     classes = problem.cluster().interchangeableDevices();
   }
   used.assign(classes.size(), 0);
+  digits.assign(classes.size(), 0);
+  cutInto.assign(classes.size(), 0);
+  // The tables count devices by the cluster's interchangeable classes.
+  if (!options.deviceOrder.empty())
+    this->tables = nullptr;
   for (const std::vector<unsigned> &cls : classes) {
     std::vector<double> &times = layerMs.emplace_back(numLayers);
     for (unsigned l = 0; l < numLayers; ++l)
@@ -167,14 +192,10 @@ double ReplaySearch::completeReplay() {
   return simulation->iterationMs;
 }
 
-double ReplaySearch::bound(unsigned numStages, unsigned next) {
-  unsigned numPlaced = placed.size();
-  unsigned left = numStages - numPlaced;
+double ReplaySearch::placedSlowest(unsigned numStages) const {
   double lambda = double(m - 1);
-
-  // The slowest stage placed, beyond what its warm-up hides, or link.
   double slowest = 0;
-  for (unsigned k = 0; k < numPlaced; ++k) {
+  for (unsigned k = 0; k < placed.size(); ++k) {
     const ReplayStage &t = placedTimes[k];
     double forward = t.forwardMs, backward = t.recomputeMs + t.backwardMs;
     double hidden = double(std::min<unsigned>(numStages - 1 - k, m - 1)) *
@@ -183,6 +204,63 @@ double ReplaySearch::bound(unsigned numStages, unsigned next) {
   }
   for (double x : placedCuts)
     slowest = std::max(slowest, lambda * x);
+  return slowest;
+}
+
+double ReplaySearch::suffixBound(unsigned numStages, unsigned next) {
+  unsigned left = numStages - placed.size();
+  unsigned numClasses = classes.size();
+  for (unsigned c = 0; c < numClasses; ++c)
+    cutInto[c] = placed.empty() || used[c] == classes[c].size()
+                     ? 0
+                     : problem.cutMs(next - 1, placed.back().device,
+                                     classes[c][used[c]]);
+  double lambda = double(m - 1);
+  double prefix = placedSlowest(numStages);
+  double least = kInf;
+  leastRoundTrip = kInf;
+  // Every key of `left` devices among those left, class by class.
+  std::function<void(unsigned, unsigned, unsigned)> visit =
+      [&](unsigned c, unsigned key, unsigned stages) {
+        if (c == numClasses) {
+          if (stages != left)
+            return;
+          steps += numClasses;
+          for (unsigned first = 0; first < numClasses; ++first) {
+            if (!digits[first])
+              continue;
+            size_t cell = tables->index(next, key, first);
+            double sum = tables->sum[cell];
+            if (sum == kInf)
+              continue;
+            double x = cutInto[first];
+            double slowest =
+                std::max({prefix, lambda * x, lambda * tables->slowest[cell]});
+            least = std::min(least, placedSum + 2 * x + sum + slowest);
+            leastRoundTrip = std::min(leastRoundTrip, sum + 2 * x);
+          }
+          return;
+        }
+        unsigned most =
+            std::min<unsigned>(classes[c].size() - used[c], left - stages);
+        for (unsigned d = 0; d <= most; ++d) {
+          digits[c] = d;
+          visit(c + 1, key + d * tables->radix[c], stages + d);
+        }
+        digits[c] = 0;
+      };
+  visit(0, 0, 0);
+  return least;
+}
+
+double ReplaySearch::bound(unsigned numStages, unsigned next) {
+  unsigned numPlaced = placed.size();
+  unsigned left = numStages - numPlaced;
+  double lambda = double(m - 1);
+
+  double tableBound = 0;
+  if (tables)
+    tableBound = suffixBound(numStages, next);
 
   // The layers left, each at its fastest on a device left, on the stages
   // left. (This loop counts against the budget like simulated steps.)
@@ -198,19 +276,29 @@ double ReplaySearch::bound(unsigned numStages, unsigned next) {
   }
   double restStage = std::max(restSum / left, restLayer);
   double restHidden = double(std::min<unsigned>(left - 1, m - 1)) / 2;
-  slowest = std::max(slowest, (lambda - restHidden) * restStage);
+  double slowest =
+      std::max(placedSlowest(numStages), (lambda - restHidden) * restStage);
 
-  double result = std::max(placedSum + restSum + slowest,
-                           placedSum + double(m) * restStage);
+  double result = std::max({placedSum + restSum + slowest,
+                            placedSum + double(m) * restStage, tableBound});
+  if (result >= best)
+    return result;
 
-  // The stages placed, followed by stages that take no time.
+  // The stages placed, followed by stages that take no time but for each
+  // microbatch's least round trip through them.
   std::vector<ReplayStage> times = placedTimes;
   times.resize(numStages);
   std::vector<double> cuts = placedCuts;
   cuts.resize(numStages - 1, 0);
   steps += uint64_t(2) * numStages * m;
+  RoundTrip roundTrip;
+  if (numPlaced) {
+    roundTrip.stage = numPlaced;
+    roundTrip.ms = tables ? leastRoundTrip : restSum;
+  }
   llvm::Expected<Simulation> simulation =
-      replay(times, cuts, Schedule::OneFOneB, /*training=*/true, m);
+      replay(times, cuts, Schedule::OneFOneB, /*training=*/true, m,
+             /*recordEvents=*/false, roundTrip);
   if (!simulation) {
     llvm::consumeError(simulation.takeError());
     return kInf;
@@ -292,11 +380,16 @@ void ReplaySearch::descend(unsigned numStages, unsigned begin,
 }
 
 bool ReplaySearch::run() {
+  // The most promising stage counts first: good plans found early prune
+  // the others.
   auto [fewest, most] = stageCounts();
-  for (unsigned numStages = fewest; numStages <= most; ++numStages) {
-    double rootBound = bound(numStages, 0);
+  std::vector<std::pair<double, unsigned>> roots;
+  for (unsigned numStages = fewest; numStages <= most; ++numStages)
+    roots.push_back({bound(numStages, 0), numStages});
+  llvm::sort(roots);
+  for (auto [rootBound, numStages] : roots) {
     if (rootBound >= best * (1 - 1e-12))
-      continue;
+      break;
     descend(numStages, 0, rootBound);
   }
   // Finished, or every plan left unexamined was bounded away.
@@ -305,8 +398,8 @@ bool ReplaySearch::run() {
 
 void mlir::pipe::searchLeastReplay(const PlanProblem &problem,
                                    PipelinePlan &plan, double floorMs,
-                                   bool branch) {
-  ReplaySearch search(problem, plan, branch ? kStepBudget : 0);
+                                   bool branch, const SuffixTables *tables) {
+  ReplaySearch search(problem, plan, branch ? kStepBudget : 0, tables);
   // No plan replays faster than the floor: the plan is the least already.
   bool finished = search.bestMs() <= floorMs * (1 + 1e-12) || search.run();
   if (search.bestPlan() != ArrayRef<StagePlan>(plan.stages)) {

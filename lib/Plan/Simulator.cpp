@@ -64,7 +64,8 @@ llvm::Expected<Simulation> mlir::pipe::simulate(const PlanProblem &problem,
 llvm::Expected<Simulation> mlir::pipe::replay(ArrayRef<ReplayStage> costs,
                                               ArrayRef<double> cut,
                                               Schedule schedule, bool training,
-                                              unsigned m, bool recordEvents) {
+                                              unsigned m, bool recordEvents,
+                                              RoundTrip roundTrip) {
   unsigned numStages = costs.size();
   if (!numStages)
     return Simulation();
@@ -128,7 +129,11 @@ llvm::Expected<Simulation> mlir::pipe::replay(ArrayRef<ReplayStage> costs,
           if (s > 0) {
             double send = std::max(end, upFree[s]);
             upFree[s] = record(SimEvent::Gradient, s, mb, send, cut[s - 1]);
-            gradientAt[size_t(s - 1) * m + mb] = upFree[s];
+            double arrival = upFree[s];
+            if (s == roundTrip.stage)
+              arrival = std::max(arrival, activationAt[size_t(s) * m + mb] +
+                                              roundTrip.ms);
+            gradientAt[size_t(s - 1) * m + mb] = arrival;
           }
         }
         ++next[s];

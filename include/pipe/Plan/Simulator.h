@@ -65,18 +65,49 @@ struct ReplayStage {
   double forwardMs = 0, recomputeMs = 0, backwardMs = 0;
 };
 
+/// A least round trip through the stages from `stage` on: each
+/// microbatch's gradient leaves them no sooner than `ms` after its
+/// activations reach them. Replaying stages that take no time from `stage`
+/// on with it bounds every replay with real stages there whose round trip
+/// (stage and transfer times, and the transfer back) is at least `ms`.
+struct RoundTrip {
+  unsigned stage = 0;
+  double ms = 0;
+};
+
 /// Replays stages of the given times, with cut[s] the transfer between
 /// stages s and s + 1 (each way).
 llvm::Expected<Simulation> replay(llvm::ArrayRef<ReplayStage> stages,
                                   llvm::ArrayRef<double> cut, Schedule schedule,
                                   bool training, unsigned microbatches,
-                                  bool recordEvents = false);
+                                  bool recordEvents = false,
+                                  RoundTrip roundTrip = {});
 
 /// Improves a 1F1B plan by local search on its replayed iteration time
 /// (the objective does not see a 1F1B stage stalling for gradients):
 /// single-cut moves, device swaps and replacements, within the options'
 /// hand-given parts and every device's memory. Never makes it slower.
 void refinePlanBySimulation(const PlanProblem &problem, PipelinePlan &plan);
+
+/// Lower bounds, by the layers a plan has left, on what they add to a 1F1B
+/// replay, from the partitioner's dynamic program: for the layers from
+/// `layer` on, placed on exactly the devices of `key` (devices used per
+/// class of Cluster::interchangeableDevices, in mixed radix) with the first
+/// of their stages on class `first`, the least sum of stage and transfer
+/// times, and the least largest unhidden stage time
+/// (PlanProblem::unhiddenMs) or transfer. Each is the least over such
+/// suffixes that fit their devices' memory; infinite where none does.
+struct SuffixTables {
+  /// Per class: its place value in a key, and its size.
+  SmallVector<unsigned> radix, sizes;
+  unsigned numKeys = 0;
+  std::vector<double> sum, slowest;
+
+  bool empty() const { return sum.empty(); }
+  size_t index(unsigned layer, unsigned key, unsigned first) const {
+    return (size_t(layer) * numKeys + key) * (sizes.size() + 1) + first;
+  }
+};
 
 /// Finds the 1F1B plan with the least replayed iteration time by branch
 /// and bound over every plan the options allow, starting from `plan`
@@ -86,8 +117,10 @@ void refinePlanBySimulation(const PlanProblem &problem, PipelinePlan &plan);
 /// iterationExact when the search finished within its budget, else
 /// iterationGapBound. Without `branch`, only bounds the gap (for models
 /// too long to search).
+/// `tables`, when given, bound the plans' suffixes.
 void searchLeastReplay(const PlanProblem &problem, PipelinePlan &plan,
-                       double floorMs, bool branch = true);
+                       double floorMs, bool branch = true,
+                       const SuffixTables *tables = nullptr);
 
 /// Writes `simulation` as a Chrome trace (JSON; opens in Perfetto and
 /// chrome://tracing): one track per stage and per link direction.
