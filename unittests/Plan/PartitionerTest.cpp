@@ -348,8 +348,8 @@ TEST(Partitioner, OneFOneBBlocksClaimNoGapTooSmall) {
     options.schedule = Schedule::OneFOneB;
     options.optimizer = Optimizer::Adam;
     options.microbatches = std::uniform_int_distribution<int>(2, 8)(rng);
-    options.maxExactLayers = std::uniform_int_distribution<unsigned>(
-        numDevices, numLayers - 2)(rng);
+    options.maxExactLayers =
+        std::uniform_int_distribution<unsigned>(numDevices, numLayers - 2)(rng);
     PlanProblem problem(graph, cluster, options);
     Expected<PipelinePlan> plan = planPipeline(problem);
     if (!plan) {
