@@ -11,8 +11,14 @@
 // a range of layers, and the fastest recompute that fits its device at its
 // position. The bound of a partial plan is the largest of:
 //   - the replay of the stages placed so far, followed by stages and
-//     transfers that take no time: every event time of a replay only grows
-//     with the durations;
+//     transfers that take no time but for each microbatch's least round
+//     trip through them (RoundTrip): every constraint of that replay holds
+//     in the replay of each plan that extends the stages placed, and a
+//     replay is the least solution of its constraints;
+//   - the bound below over every suffix of the stages left on the devices
+//     left, from the partitioner's tables (SuffixTables): the least sum of
+//     a suffix's stage and transfer times, and the least largest unhidden
+//     stage time or transfer;
 //   - one microbatch end to end (sum of stage and transfer times), plus
 //     what the slowest stage k adds for the other M - 1 microbatches
 //     beyond what its warm-up hides: (M - 1) t_k - min(S - 1 - k, M - 1)
@@ -349,9 +355,10 @@ void ReplaySearch::descend(unsigned numStages, unsigned begin,
       placedTimes.push_back(times);
       if (k)
         placedCuts.push_back(x);
-      double added =
+      // Restored exactly afterwards: no rounding builds up over the search.
+      double placedSumBefore = placedSum;
+      placedSum +=
           times.forwardMs + times.recomputeMs + times.backwardMs + 2 * x;
-      placedSum += added;
       ++used[c];
       if (left == 1) {
         double time = completeReplay();
@@ -365,7 +372,7 @@ void ReplaySearch::descend(unsigned numStages, unsigned begin,
           descend(numStages, end, childBound);
       }
       --used[c];
-      placedSum -= added;
+      placedSum = placedSumBefore;
       if (k)
         placedCuts.pop_back();
       placedTimes.pop_back();
