@@ -948,6 +948,11 @@ mlir::pipe::planPipeline(const PlanProblem &problem) {
   llvm::Expected<SearchOutcome> outcome =
       coarsened ? planCoarsened(problem, maxLayers)
                 : searchPlan(problem, /*tabulate=*/true);
+  // Blocks may fit nowhere where finer cuts fit: then search every layer.
+  if (coarsened && outcome && !outcome->fits) {
+    coarsened = false;
+    outcome = searchPlan(problem, /*tabulate=*/true);
+  }
   if (!outcome)
     return outcome.takeError();
   if (!outcome->fits)
