@@ -38,6 +38,10 @@ using namespace mlir::pipe;
 
 static constexpr double kInf = std::numeric_limits<double>::infinity();
 
+/// The limits on unhidden stage times under which the replay search gets
+/// tables of least suffix sums.
+static constexpr unsigned kSuffixLimits = 32;
+
 /// The devices, fastest (least time for the whole model) first.
 static std::vector<unsigned> fastestFirst(const PlanProblem &problem) {
   std::vector<unsigned> order(problem.numDevices());
@@ -769,9 +773,12 @@ static double replayFloor(const PlanProblem &problem, Partitioner &partitioner,
 
 /// The partitioner's tables of least suffix sums and least largest
 /// unhidden times, for the branch and bound over replays; none when its
-/// classes are not the cluster's interchangeable devices.
+/// classes are not the cluster's interchangeable devices. A plan replays
+/// below `capMs` only if its unhidden times are below a limit that
+/// follows from the floor's bound; the least sums under limits up to it
+/// tell which suffixes such a plan can have.
 static SuffixTables suffixTables(const PlanProblem &problem,
-                                 Partitioner &partitioner) {
+                                 Partitioner &partitioner, double capMs) {
   SuffixTables tables;
   tables.radix = partitioner.keyRadix();
   if (tables.radix.empty())
@@ -786,6 +793,21 @@ static SuffixTables suffixTables(const PlanProblem &problem,
   partitioner.search(limits);
   tables.sum = partitioner.suffixSums();
   tables.slowest = partitioner.suffixLargest();
+
+  // Limits spaced geometrically from half the least stage time the floor
+  // allows up to the largest unhidden time of a plan below the cap.
+  double lambda = double(problem.options().microbatches - 1);
+  double low = partitioner.forwardFloor() / 2;
+  double high = lambda > 0 ? (capMs - partitioner.sumFloor()) / lambda : 0;
+  if (!(high > low) || !std::isfinite(high))
+    return tables;
+  limits.tabulateLargest = false;
+  for (unsigned i = 1; i <= kSuffixLimits; ++i) {
+    limits.forward = low * std::pow(high / low, double(i) / kSuffixLimits);
+    partitioner.search(limits);
+    tables.limits.push_back(limits.forward);
+    tables.sumWithin.push_back(partitioner.suffixSums());
+  }
   return tables;
 }
 
@@ -1076,7 +1098,8 @@ static llvm::Expected<SearchOutcome> searchPlan(const PlanProblem &problem,
       else
         llvm::consumeError(found.takeError());
       if (tabulate && outcome.proven)
-        outcome.suffixes = suffixTables(problem, partitioner);
+        outcome.suffixes = suffixTables(problem, partitioner,
+                                        found ? found->iterationMs : kInf);
     }
     return outcome;
   }

@@ -65,7 +65,9 @@ public:
 
   double bestMs() const { return best; }
   ArrayRef<StagePlan> bestPlan() const { return bestStages; }
-  double openBoundMs() const { return openBound; }
+  /// A proven lower bound on every plan's replay, when run() did not
+  /// finish.
+  double lowerBoundMs() const { return proven; }
 
 private:
   /// Places stages from layer `begin` on until `numStages` are placed.
@@ -97,6 +99,8 @@ private:
   /// The stage counts the options allow.
   std::pair<unsigned, unsigned> stageCounts() const;
   bool exhausted() const { return steps > budget; }
+  /// Partial plans whose bound reaches this are not searched.
+  double cutoff() const { return std::min(best, target); }
 
   const PlanProblem &problem;
   const PlanOptions &options;
@@ -123,7 +127,9 @@ private:
 
   double best;
   std::vector<StagePlan> bestStages;
-  double openBound = kInf;
+  /// The replay the search looks below (none: the best plan's), the
+  /// least bound the budget left unexplored, and the lower bound proven.
+  double target = kInf, openBound = kInf, proven = 0;
   uint64_t steps = 0, budget;
 };
 
@@ -231,19 +237,32 @@ double ReplaySearch::suffixBound(unsigned numStages, unsigned next) {
         if (c == numClasses) {
           if (stages != left)
             return;
-          steps += numClasses;
+          steps += numClasses * (tables->limits.size() + 1);
           for (unsigned first = 0; first < numClasses; ++first) {
             if (!digits[first])
               continue;
             size_t cell = tables->index(next, key, first);
-            double sum = tables->sum[cell];
-            if (sum == kInf)
-              continue;
             double x = cutInto[first];
-            double slowest =
-                std::max({prefix, lambda * x, lambda * tables->slowest[cell]});
-            least = std::min(least, placedSum + 2 * x + sum + slowest);
-            leastRoundTrip = std::min(leastRoundTrip, sum + 2 * x);
+            // The suffixes by their largest unhidden time u: within
+            // limits[i] but not limits[i - 1], their sum is at least
+            // sumWithin[i]; above every limit, at least sum. Those whose
+            // bound reaches the best plan's replay have no round trip to
+            // bound.
+            double uLow = tables->slowest[cell];
+            unsigned numLimits = tables->limits.size();
+            for (unsigned i = 0; i <= numLimits; ++i) {
+              double sum = i < numLimits ? tables->sumWithin[i][cell]
+                                         : tables->sum[cell];
+              if (i)
+                uLow = std::max(uLow, tables->limits[i - 1]);
+              if (sum == kInf)
+                continue;
+              double value = placedSum + 2 * x + sum +
+                             std::max({prefix, lambda * x, lambda * uLow});
+              least = std::min(least, value);
+              if (value < cutoff())
+                leastRoundTrip = std::min(leastRoundTrip, sum + 2 * x);
+            }
           }
           return;
         }
@@ -287,7 +306,7 @@ double ReplaySearch::bound(unsigned numStages, unsigned next) {
 
   double result = std::max({placedSum + restSum + slowest,
                             placedSum + double(m) * restStage, tableBound});
-  if (result >= best)
+  if (result >= cutoff())
     return result;
 
   // The stages placed, followed by stages that take no time but for each
@@ -329,6 +348,39 @@ void ReplaySearch::descend(unsigned numStages, unsigned begin,
   else if (!options.cutAfter.empty())
     lowEnd = highEnd = options.cutAfter[k] + 1;
 
+  struct Child {
+    double bound;
+    unsigned cls, end;
+    Recompute recompute;
+    ReplayStage times;
+    double cut;
+  };
+  // Places a next stage; returns the sum of the stages placed before it.
+  auto place = [&](const Child &child) {
+    placed.push_back({begin, child.end, classes[child.cls][used[child.cls]],
+                      child.recompute});
+    placedTimes.push_back(child.times);
+    if (k)
+      placedCuts.push_back(child.cut);
+    double before = placedSum;
+    placedSum += child.times.forwardMs + child.times.recomputeMs +
+                 child.times.backwardMs + 2 * child.cut;
+    ++used[child.cls];
+    return before;
+  };
+  // Removes it, restoring the sum exactly: no rounding builds up.
+  auto unplace = [&](const Child &child, double before) {
+    --used[child.cls];
+    placedSum = before;
+    if (k)
+      placedCuts.pop_back();
+    placedTimes.pop_back();
+    placed.pop_back();
+  };
+
+  // Every next stage: a last one completes a plan; the others are bounded
+  // first and searched least bound first, so that good plans come early.
+  SmallVector<Child> children;
   for (unsigned c = 0; c < classes.size(); ++c) {
     if (!options.deviceOrder.empty() && c != k)
       continue;
@@ -344,22 +396,14 @@ void ReplaySearch::descend(unsigned numStages, unsigned begin,
           problem
               .stageCost(begin, end, device, positionFromEnd, choices.front())
               .busyMs();
-      if (placedSum + 2 * x + double(m) * fastest >= best)
+      if (placedSum + 2 * x + double(m) * fastest >= cutoff())
         break;
       std::optional<std::pair<ReplayStage, Recompute>> fitted =
           fit(begin, end, device, positionFromEnd);
       if (!fitted)
         continue;
-      const ReplayStage &times = fitted->first;
-      placed.push_back({begin, end, device, fitted->second});
-      placedTimes.push_back(times);
-      if (k)
-        placedCuts.push_back(x);
-      // Restored exactly afterwards: no rounding builds up over the search.
-      double placedSumBefore = placedSum;
-      placedSum +=
-          times.forwardMs + times.recomputeMs + times.backwardMs + 2 * x;
-      ++used[c];
+      Child child{0, c, end, fitted->second, fitted->first, x};
+      double before = place(child);
       if (left == 1) {
         double time = completeReplay();
         if (time < best * (1 - 1e-12)) {
@@ -367,16 +411,11 @@ void ReplaySearch::descend(unsigned numStages, unsigned begin,
           bestStages = placed;
         }
       } else {
-        double childBound = bound(numStages, end);
-        if (childBound < best * (1 - 1e-12))
-          descend(numStages, end, childBound);
+        child.bound = bound(numStages, end);
+        if (child.bound < cutoff() * (1 - 1e-12))
+          children.push_back(child);
       }
-      --used[c];
-      placedSum = placedSumBefore;
-      if (k)
-        placedCuts.pop_back();
-      placedTimes.pop_back();
-      placed.pop_back();
+      unplace(child, before);
       if (exhausted()) {
         // The siblings left are bounded by this node's bound.
         openBound = std::min(openBound, nodeBound);
@@ -384,23 +423,51 @@ void ReplaySearch::descend(unsigned numStages, unsigned begin,
       }
     }
   }
+
+  llvm::stable_sort(children, [](const Child &a, const Child &b) {
+    return a.bound < b.bound;
+  });
+  for (const Child &child : children) {
+    if (child.bound >= cutoff() * (1 - 1e-12))
+      break;
+    if (exhausted()) {
+      // The children left are bounded by their bounds, the least first.
+      openBound = std::min(openBound, child.bound);
+      return;
+    }
+    double before = place(child);
+    descend(numStages, child.end, child.bound);
+    unplace(child, before);
+  }
 }
 
 bool ReplaySearch::run() {
-  // The most promising stage counts first: good plans found early prune
-  // the others.
   auto [fewest, most] = stageCounts();
-  std::vector<std::pair<double, unsigned>> roots;
-  for (unsigned numStages = fewest; numStages <= most; ++numStages)
-    roots.push_back({bound(numStages, 0), numStages});
-  llvm::sort(roots);
-  for (auto [rootBound, numStages] : roots) {
-    if (rootBound >= best * (1 - 1e-12))
-      break;
-    descend(numStages, 0, rootBound);
+  // First look for plans some way below the best, which prunes more and so
+  // finds them sooner; each search that finishes proves every plan at least
+  // its target, and the last, at the best plan itself, proves it the least.
+  for (double below : {0.02, 0.01, 0.005, 0.0025, 0.0}) {
+    target = best * (1 - below);
+    openBound = kInf;
+    // The most promising stage counts first.
+    std::vector<std::pair<double, unsigned>> roots;
+    for (unsigned numStages = fewest; numStages <= most; ++numStages)
+      roots.push_back({bound(numStages, 0), numStages});
+    llvm::sort(roots);
+    for (auto [rootBound, numStages] : roots) {
+      if (rootBound >= cutoff() * (1 - 1e-12))
+        break;
+      descend(numStages, 0, rootBound);
+    }
+    // Every plan is no faster than the best, the search's cutoff, or a
+    // bound it left open.
+    proven = std::max(proven, std::min({best, target, openBound}));
+    if (proven >= best * (1 - 1e-12))
+      return true;
+    if (exhausted())
+      return false;
   }
-  // Finished, or every plan left unexamined was bounded away.
-  return !exhausted() || openBound == kInf;
+  return true;
 }
 
 void mlir::pipe::searchLeastReplay(const PlanProblem &problem,
@@ -415,7 +482,8 @@ void mlir::pipe::searchLeastReplay(const PlanProblem &problem,
   }
   double best = search.bestMs();
   plan.iterationExact = finished;
-  double floor =
-      finished ? best : std::min(std::max(search.openBoundMs(), floorMs), best);
+  double floor = finished
+                     ? best
+                     : std::min(std::max(search.lowerBoundMs(), floorMs), best);
   plan.iterationGapBound = best > 0 ? (best - floor) / best : 0;
 }

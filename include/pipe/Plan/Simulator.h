@@ -102,6 +102,10 @@ struct SuffixTables {
   SmallVector<unsigned> radix, sizes;
   unsigned numKeys = 0;
   std::vector<double> sum, slowest;
+  /// Ascending limits, and for each the least sum of the suffixes whose
+  /// unhidden stage times and transfers are all within it.
+  SmallVector<double> limits;
+  std::vector<std::vector<double>> sumWithin;
 
   bool empty() const { return sum.empty(); }
   size_t index(unsigned layer, unsigned key, unsigned first) const {
