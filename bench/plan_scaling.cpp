@@ -6,7 +6,7 @@
 // objective, and for the predicted (replayed) iteration time. Not a test: run
 // it by hand and record the table in docs/benchmarks.md.
 //
-//   build/bin/pipe-plan-scaling [LAYERS DEVICES KINDS HOSTS]
+//   build/bin/pipe-plan-scaling [LAYERS DEVICES KINDS HOSTS [SEED]]
 //
 // With arguments, times that one case instead of the grid.
 //===----------------------------------------------------------------------===//
@@ -33,19 +33,22 @@ int main(int argc, char **argv) {
                              {300, 16, 2, 1},
                              {1000, 64, 2, 4},
                              {1000, 64, 4, 4}};
-  if (argc == 5) {
+  unsigned seed = 1;
+  if (argc == 5 || argc == 6) {
+    if (argc == 6)
+      seed = unsigned(std::atoi(argv[5]));
     Case one{unsigned(std::atoi(argv[1])), unsigned(std::atoi(argv[2])),
              unsigned(std::atoi(argv[3])), unsigned(std::atoi(argv[4]))};
     if (!one.layers || !one.devices || one.kinds < 1 || one.kinds > 4 ||
         !one.hosts) {
       llvm::errs() << "usage: pipe-plan-scaling [LAYERS DEVICES KINDS(1-4) "
-                      "HOSTS]\n";
+                      "HOSTS [SEED]]\n";
       return 1;
     }
     cases = {one};
   } else if (argc != 1) {
     llvm::errs() << "usage: pipe-plan-scaling [LAYERS DEVICES KINDS(1-4) "
-                    "HOSTS]\n";
+                    "HOSTS [SEED]]\n";
     return 1;
   }
   llvm::outs()
@@ -53,7 +56,7 @@ int main(int argc, char **argv) {
          "| objective | predicted ms | predicted iteration | stages |\n"
          "|---|---|---|---|---|---|---|---|---|---|\n";
   for (const Case &c : cases) {
-    std::mt19937 rng(1);
+    std::mt19937 rng(seed);
     LayerGraph graph = randomLayerGraph(rng, c.layers, int64_t(1) << 26);
     Cluster cluster;
     for (unsigned d = 0; d < c.devices; ++d)

@@ -802,11 +802,21 @@ static SuffixTables suffixTables(const PlanProblem &problem,
   if (!(high > low) || !std::isfinite(high))
     return tables;
   limits.tabulateLargest = false;
-  for (unsigned i = 1; i <= kSuffixLimits; ++i) {
-    limits.forward = low * std::pow(high / low, double(i) / kSuffixLimits);
+  // As many limits as keep the tables' cells within a million (each
+  // limit is one run of the dynamic program); none if fewer than 8 fit,
+  // too coarse to tell suffixes apart.
+  size_t numCells = tables.sum.size();
+  unsigned numLimits = std::min<size_t>(kSuffixLimits, 1000000 / numCells);
+  if (numLimits < 8)
+    return tables;
+  tables.sumWithin.assign(numCells * numLimits, kInf);
+  for (unsigned i = 0; i < numLimits; ++i) {
+    limits.forward = low * std::pow(high / low, double(i + 1) / numLimits);
     partitioner.search(limits);
     tables.limits.push_back(limits.forward);
-    tables.sumWithin.push_back(partitioner.suffixSums());
+    const std::vector<double> &sums = partitioner.suffixSums();
+    for (size_t cell = 0; cell < numCells; ++cell)
+      tables.sumWithin[cell * numLimits + i] = sums[cell];
   }
   return tables;
 }

@@ -40,8 +40,10 @@
 #include "pipe/Plan/Simulator.h"
 
 #include <algorithm>
-#include <functional>
 #include <limits>
+#include <map>
+#include <string>
+#include <unordered_map>
 
 using namespace mlir;
 using namespace mlir::pipe;
@@ -51,7 +53,10 @@ static constexpr double kInf = std::numeric_limits<double>::infinity();
 /// The search simulates at most this many pipeline steps in all (a replay
 /// of S stages and M microbatches is 2 S M steps; pricing a stage, and a
 /// layer of a bound, count as one).
-static constexpr uint64_t kStepBudget = 40000000;
+static constexpr uint64_t kStepBudget = 100000000;
+/// Pricing a stage (its memory and times, for each recompute) costs about
+/// as much as this many simulated steps.
+static constexpr uint64_t kPricingSteps = 16;
 
 namespace {
 
@@ -85,6 +90,25 @@ private:
   /// and transfer time plus the largest of placedSlowest and M - 1 times
   /// the suffix's largest unhidden stage time or transfer.
   double suffixBound(unsigned numStages, unsigned next);
+  /// The sum and the largest of the layers' least times from `next` on,
+  /// on the classes with devices left.
+  std::pair<double, double> layersLeft(unsigned next);
+  std::map<std::string, std::vector<std::pair<double, double>>>
+      layersLeftByClasses;
+  /// A suffix's least sum of stage and transfer times, for a least
+  /// largest unhidden time.
+  struct SuffixPoint {
+    double sum, uLow;
+  };
+  /// For the suffixes of `left` stages on the devices left from layer
+  /// `next` on, whose first stage is on class `first`, the points of the
+  /// tables no other point beats in both, by ascending sum.
+  ArrayRef<SuffixPoint> suffixFront(unsigned next, unsigned left,
+                                    unsigned first);
+  std::unordered_map<uint64_t, std::vector<SuffixPoint>> fronts;
+  /// The keys of the suffixes of each stage count on each set of devices
+  /// left.
+  std::unordered_map<uint64_t, std::vector<unsigned>> keysByRemaining;
   /// The least round trip of a microbatch through the suffixes
   /// suffixBound enumerated last, from the end of its forward pass on the
   /// last stage placed to its gradient's arrival there.
@@ -116,11 +140,11 @@ private:
   /// Stage and transfer times of one microbatch through the stages placed.
   double placedSum = 0;
 
+  /// Kept from one replay to the next.
+  ReplayScratch scratch;
+  std::vector<ReplayStage> standInTimes;
+  std::vector<double> standInCuts;
   const SuffixTables *tables;
-  /// The classes' devices left, and the transfers into each, while
-  /// suffixBound enumerates the suffixes' keys.
-  SmallVector<unsigned> digits;
-  SmallVector<double> cutInto;
 
   /// layerMs[c][l]: forward and backward time of layer l on class c.
   std::vector<std::vector<double>> layerMs;
@@ -155,8 +179,6 @@ ReplaySearch::ReplaySearch(const PlanProblem &problem, const PipelinePlan &plan,
     classes = problem.cluster().interchangeableDevices();
   }
   used.assign(classes.size(), 0);
-  digits.assign(classes.size(), 0);
-  cutInto.assign(classes.size(), 0);
   // The tables count devices by the cluster's interchangeable classes.
   if (!options.deviceOrder.empty())
     this->tables = nullptr;
@@ -196,7 +218,8 @@ ReplaySearch::fit(unsigned begin, unsigned end, unsigned device,
 double ReplaySearch::completeReplay() {
   steps += uint64_t(2) * placed.size() * m;
   llvm::Expected<Simulation> simulation =
-      replay(placedTimes, placedCuts, Schedule::OneFOneB, /*training=*/true, m);
+      replay(placedTimes, placedCuts, Schedule::OneFOneB, /*training=*/true, m,
+             /*recordEvents=*/false, RoundTrip(), &scratch);
   if (!simulation) {
     llvm::consumeError(simulation.takeError());
     return kInf;
@@ -219,63 +242,115 @@ double ReplaySearch::placedSlowest(unsigned numStages) const {
   return slowest;
 }
 
+ArrayRef<ReplaySearch::SuffixPoint>
+ReplaySearch::suffixFront(unsigned next, unsigned left, unsigned first) {
+  unsigned numClasses = classes.size();
+  uint64_t remaining = 0;
+  for (unsigned c = 0; c < numClasses; ++c)
+    remaining += (classes[c].size() - used[c]) * tables->radix[c];
+  uint64_t id =
+      ((uint64_t(next) * tables->numKeys + remaining) * (numLayers + 1) +
+       left) *
+          numClasses +
+      first;
+  auto [it, inserted] = fronts.try_emplace(id);
+  std::vector<SuffixPoint> &front = it->second;
+  if (!inserted)
+    return front;
+
+  // Every suffix of `left` devices among those left whose first class is
+  // `first`, by its largest unhidden time u: within limits[i] but not
+  // limits[i - 1], its sum is at least sumWithin[i]; above every limit, at
+  // least sum.
+  unsigned numLimits = tables->limits.size();
+  std::vector<SuffixPoint> points;
+  std::vector<unsigned> &keys =
+      keysByRemaining[remaining * (numLayers + 1) + left];
+  if (keys.empty()) {
+    for (unsigned key = 0; key < tables->numKeys; ++key) {
+      unsigned stages = 0;
+      bool within = true;
+      for (unsigned c = 0; c < numClasses; ++c) {
+        unsigned digit = (key / tables->radix[c]) % (tables->sizes[c] + 1);
+        stages += digit;
+        within &= digit <= classes[c].size() - used[c];
+      }
+      if (within && stages == left)
+        keys.push_back(key);
+    }
+    steps += uint64_t(tables->numKeys) * numClasses;
+  }
+  for (unsigned key : keys) {
+    size_t cell = tables->index(next, key, first);
+    const double *sums = tables->sumWithin.data() + cell * numLimits;
+    double uLow = tables->slowest[cell];
+    for (unsigned i = 0; i <= numLimits; ++i) {
+      if (i)
+        uLow = std::max(uLow, tables->limits[i - 1]);
+      double sum = i < numLimits ? sums[i] : tables->sum[cell];
+      if (sum != kInf)
+        points.push_back({sum, uLow});
+    }
+    steps += numLimits + 1;
+  }
+  // Only the points no other beats in both.
+  llvm::sort(points, [](const SuffixPoint &a, const SuffixPoint &b) {
+    return a.sum < b.sum || (a.sum == b.sum && a.uLow < b.uLow);
+  });
+  for (const SuffixPoint &point : points)
+    if (front.empty() || point.uLow < front.back().uLow)
+      front.push_back(point);
+  return front;
+}
+
 double ReplaySearch::suffixBound(unsigned numStages, unsigned next) {
   unsigned left = numStages - placed.size();
-  unsigned numClasses = classes.size();
-  for (unsigned c = 0; c < numClasses; ++c)
-    cutInto[c] = placed.empty() || used[c] == classes[c].size()
-                     ? 0
-                     : problem.cutMs(next - 1, placed.back().device,
-                                     classes[c][used[c]]);
   double lambda = double(m - 1);
   double prefix = placedSlowest(numStages);
   double least = kInf;
   leastRoundTrip = kInf;
-  // Every key of `left` devices among those left, class by class.
-  std::function<void(unsigned, unsigned, unsigned)> visit =
-      [&](unsigned c, unsigned key, unsigned stages) {
-        if (c == numClasses) {
-          if (stages != left)
-            return;
-          steps += numClasses * (tables->limits.size() + 1);
-          for (unsigned first = 0; first < numClasses; ++first) {
-            if (!digits[first])
-              continue;
-            size_t cell = tables->index(next, key, first);
-            double x = cutInto[first];
-            // The suffixes by their largest unhidden time u: within
-            // limits[i] but not limits[i - 1], their sum is at least
-            // sumWithin[i]; above every limit, at least sum. Those whose
-            // bound reaches the best plan's replay have no round trip to
-            // bound.
-            double uLow = tables->slowest[cell];
-            unsigned numLimits = tables->limits.size();
-            for (unsigned i = 0; i <= numLimits; ++i) {
-              double sum = i < numLimits ? tables->sumWithin[i][cell]
-                                         : tables->sum[cell];
-              if (i)
-                uLow = std::max(uLow, tables->limits[i - 1]);
-              if (sum == kInf)
-                continue;
-              double value = placedSum + 2 * x + sum +
-                             std::max({prefix, lambda * x, lambda * uLow});
-              least = std::min(least, value);
-              if (value < cutoff())
-                leastRoundTrip = std::min(leastRoundTrip, sum + 2 * x);
-            }
-          }
-          return;
-        }
-        unsigned most =
-            std::min<unsigned>(classes[c].size() - used[c], left - stages);
-        for (unsigned d = 0; d <= most; ++d) {
-          digits[c] = d;
-          visit(c + 1, key + d * tables->radix[c], stages + d);
-        }
-        digits[c] = 0;
-      };
-  visit(0, 0, 0);
+  for (unsigned first = 0; first < classes.size(); ++first) {
+    if (used[first] == classes[first].size())
+      continue;
+    double x = placed.empty() ? 0
+                              : problem.cutMs(next - 1, placed.back().device,
+                                              classes[first][used[first]]);
+    ArrayRef<SuffixPoint> front = suffixFront(next, left, first);
+    steps += front.size();
+    for (const SuffixPoint &point : front) {
+      double value = placedSum + 2 * x + point.sum +
+                     std::max({prefix, lambda * x, lambda * point.uLow});
+      least = std::min(least, value);
+      // Suffixes whose bound reaches the cutoff are no part of a plan below
+      // it: their round trips do not count.
+      if (value < cutoff())
+        leastRoundTrip = std::min(leastRoundTrip, point.sum + 2 * x);
+    }
+  }
   return least;
+}
+
+std::pair<double, double> ReplaySearch::layersLeft(unsigned next) {
+  // By the classes with devices left, the sums and maxima from each layer
+  // on, filled on first use.
+  std::string mask(classes.size(), 0);
+  for (unsigned c = 0; c < classes.size(); ++c)
+    mask[c] = used[c] < classes[c].size();
+  auto [it, inserted] = layersLeftByClasses.try_emplace(std::move(mask));
+  std::vector<std::pair<double, double>> &fromLayer = it->second;
+  if (inserted) {
+    steps += uint64_t(numLayers) * classes.size();
+    fromLayer.assign(numLayers + 1, {0.0, 0.0});
+    for (unsigned l = numLayers; l-- > 0;) {
+      double least = kInf;
+      for (unsigned c = 0; c < classes.size(); ++c)
+        if (it->first[c])
+          least = std::min(least, layerMs[c][l]);
+      fromLayer[l] = {fromLayer[l + 1].first + least,
+                      std::max(fromLayer[l + 1].second, least)};
+    }
+  }
+  return fromLayer[next];
 }
 
 double ReplaySearch::bound(unsigned numStages, unsigned next) {
@@ -288,17 +363,8 @@ double ReplaySearch::bound(unsigned numStages, unsigned next) {
     tableBound = suffixBound(numStages, next);
 
   // The layers left, each at its fastest on a device left, on the stages
-  // left. (This loop counts against the budget like simulated steps.)
-  steps += numLayers - next;
-  double restSum = 0, restLayer = 0;
-  for (unsigned l = next; l < numLayers; ++l) {
-    double least = kInf;
-    for (unsigned c = 0; c < classes.size(); ++c)
-      if (used[c] < classes[c].size())
-        least = std::min(least, layerMs[c][l]);
-    restSum += least;
-    restLayer = std::max(restLayer, least);
-  }
+  // left.
+  auto [restSum, restLayer] = layersLeft(next);
   double restStage = std::max(restSum / left, restLayer);
   double restHidden = double(std::min<unsigned>(left - 1, m - 1)) / 2;
   double slowest =
@@ -311,9 +377,11 @@ double ReplaySearch::bound(unsigned numStages, unsigned next) {
 
   // The stages placed, followed by stages that take no time but for each
   // microbatch's least round trip through them.
-  std::vector<ReplayStage> times = placedTimes;
+  std::vector<ReplayStage> &times = standInTimes;
+  times.assign(placedTimes.begin(), placedTimes.end());
   times.resize(numStages);
-  std::vector<double> cuts = placedCuts;
+  std::vector<double> &cuts = standInCuts;
+  cuts.assign(placedCuts.begin(), placedCuts.end());
   cuts.resize(numStages - 1, 0);
   steps += uint64_t(2) * numStages * m;
   RoundTrip roundTrip;
@@ -323,7 +391,7 @@ double ReplaySearch::bound(unsigned numStages, unsigned next) {
   }
   llvm::Expected<Simulation> simulation =
       replay(times, cuts, Schedule::OneFOneB, /*training=*/true, m,
-             /*recordEvents=*/false, roundTrip);
+             /*recordEvents=*/false, roundTrip, &scratch);
   if (!simulation) {
     llvm::consumeError(simulation.takeError());
     return kInf;
@@ -389,7 +457,7 @@ void ReplaySearch::descend(unsigned numStages, unsigned begin,
     unsigned device = classes[c][used[c]];
     double x = k ? problem.cutMs(begin - 1, placed.back().device, device) : 0;
     for (unsigned end = lowEnd; end <= highEnd; ++end) {
-      ++steps;
+      steps += kPricingSteps;
       // This stage alone, M times after those before it, already takes
       // longer with its fastest recompute: so do all longer stages.
       double fastest =

@@ -65,25 +65,43 @@ llvm::Expected<Simulation> mlir::pipe::replay(ArrayRef<ReplayStage> costs,
                                               ArrayRef<double> cut,
                                               Schedule schedule, bool training,
                                               unsigned m, bool recordEvents,
-                                              RoundTrip roundTrip) {
+                                              RoundTrip roundTrip,
+                                              ReplayScratch *scratch) {
   unsigned numStages = costs.size();
   if (!numStages)
     return Simulation();
 
+  ReplayScratch local;
+  ReplayScratch &space = scratch ? *scratch : local;
   constexpr double kNotYet = -1;
   // Arrival of microbatch mb's activations at stage s, and of its gradient
   // at stage s (from s + 1): [s * m + mb].
-  std::vector<double> activationAt(size_t(numStages) * m, kNotYet);
-  std::vector<double> gradientAt = activationAt, forwardDone = activationAt;
+  std::vector<double> &activationAt = space.activationAt,
+                      &gradientAt = space.gradientAt,
+                      &forwardDone = space.forwardDone;
+  unsigned length = training ? 2 * m : m;
+  size_t numSteps = size_t(length) * numStages;
+  // Steps in a known order need no marks of what has not happened yet.
+  bool known =
+      scratch && scratch->order.size() == numSteps &&
+      scratch->orderStages == numStages && scratch->orderMicrobatches == m &&
+      scratch->orderSchedule == schedule && scratch->orderTraining == training;
+  for (std::vector<double> *times : {&activationAt, &gradientAt, &forwardDone})
+    if (known)
+      times->resize(size_t(numStages) * m);
+    else
+      times->assign(size_t(numStages) * m, kNotYet);
   for (unsigned mb = 0; mb < m; ++mb)
     activationAt[mb] = 0;
-  if (numStages)
-    for (unsigned mb = 0; mb < m; ++mb)
-      gradientAt[size_t(numStages - 1) * m + mb] = 0;
-  std::vector<double> deviceFree(numStages, 0), downFree(numStages, 0),
-      upFree(numStages, 0), busy(numStages, 0);
-  unsigned length = training ? 2 * m : m;
-  std::vector<unsigned> next(numStages, 0);
+  for (unsigned mb = 0; mb < m; ++mb)
+    gradientAt[size_t(numStages - 1) * m + mb] = 0;
+  std::vector<double> &deviceFree = space.deviceFree,
+                      &downFree = space.downFree, &upFree = space.upFree,
+                      &busy = space.busy;
+  for (std::vector<double> *times : {&deviceFree, &downFree, &upFree, &busy})
+    times->assign(numStages, 0);
+  std::vector<unsigned> &next = space.next;
+  next.assign(numStages, 0);
 
   Simulation simulation;
   auto record = [&](SimEvent::Kind kind, unsigned stage, unsigned mb,
@@ -93,65 +111,86 @@ llvm::Expected<Simulation> mlir::pipe::replay(ArrayRef<ReplayStage> costs,
     return start + duration;
   };
 
-  size_t remaining = size_t(length) * numStages;
-  while (remaining) {
-    bool progressed = false;
-    for (unsigned s = 0; s < numStages; ++s) {
-      while (next[s] < length) {
-        ProgramStep step =
-            programStep(schedule, training, s, numStages, m, next[s]);
-        unsigned mb = step.microbatch;
-        if (step.phase == Phase::Forward) {
-          double ready = activationAt[size_t(s) * m + mb];
-          if (ready == kNotYet)
-            break;
-          double start = std::max(deviceFree[s], ready);
-          double end =
-              record(SimEvent::Forward, s, mb, start, costs[s].forwardMs);
-          forwardDone[size_t(s) * m + mb] = end;
-          busy[s] += costs[s].forwardMs;
-          deviceFree[s] = end;
-          if (s + 1 < numStages) {
-            double send = std::max(end, downFree[s]);
-            downFree[s] = record(SimEvent::Activation, s, mb, send, cut[s]);
-            activationAt[size_t(s + 1) * m + mb] = downFree[s];
-          }
-        } else {
-          double ready = gradientAt[size_t(s) * m + mb];
-          if (ready == kNotYet || forwardDone[size_t(s) * m + mb] == kNotYet)
-            break;
-          double start = std::max(deviceFree[s], ready);
-          double end =
-              record(SimEvent::Recompute, s, mb, start, costs[s].recomputeMs);
-          end = record(SimEvent::Backward, s, mb, end, costs[s].backwardMs);
-          busy[s] += costs[s].recomputeMs + costs[s].backwardMs;
-          deviceFree[s] = end;
-          if (s > 0) {
-            double send = std::max(end, upFree[s]);
-            upFree[s] = record(SimEvent::Gradient, s, mb, send, cut[s - 1]);
-            double arrival = upFree[s];
-            if (s == roundTrip.stage)
-              arrival = std::max(arrival, activationAt[size_t(s) * m + mb] +
-                                              roundTrip.ms);
-            gradientAt[size_t(s - 1) * m + mb] = arrival;
-          }
-        }
-        ++next[s];
-        --remaining;
-        progressed = true;
+  // Runs step next[s] of stage s, whose inputs have arrived.
+  auto run = [&](unsigned s, ProgramStep step) {
+    unsigned mb = step.microbatch;
+    if (step.phase == Phase::Forward) {
+      double ready = activationAt[size_t(s) * m + mb];
+      double start = std::max(deviceFree[s], ready);
+      double end = record(SimEvent::Forward, s, mb, start, costs[s].forwardMs);
+      forwardDone[size_t(s) * m + mb] = end;
+      busy[s] += costs[s].forwardMs;
+      deviceFree[s] = end;
+      if (s + 1 < numStages) {
+        double send = std::max(end, downFree[s]);
+        downFree[s] = record(SimEvent::Activation, s, mb, send, cut[s]);
+        activationAt[size_t(s + 1) * m + mb] = downFree[s];
+      }
+    } else {
+      double ready = gradientAt[size_t(s) * m + mb];
+      double start = std::max(deviceFree[s], ready);
+      double end =
+          record(SimEvent::Recompute, s, mb, start, costs[s].recomputeMs);
+      end = record(SimEvent::Backward, s, mb, end, costs[s].backwardMs);
+      busy[s] += costs[s].recomputeMs + costs[s].backwardMs;
+      deviceFree[s] = end;
+      if (s > 0) {
+        double send = std::max(end, upFree[s]);
+        upFree[s] = record(SimEvent::Gradient, s, mb, send, cut[s - 1]);
+        double arrival = upFree[s];
+        if (s == roundTrip.stage)
+          arrival = std::max(arrival,
+                             activationAt[size_t(s) * m + mb] + roundTrip.ms);
+        gradientAt[size_t(s - 1) * m + mb] = arrival;
       }
     }
-    if (!progressed) {
-      std::string stuck;
-      for (unsigned s = 0; s < numStages; ++s)
-        if (next[s] < length) {
+    ++next[s];
+  };
+
+  if (known) {
+    for (auto [s, step] : scratch->order)
+      run(s, step);
+  } else {
+    std::vector<std::pair<unsigned, ProgramStep>> order;
+    // Sweeps down the pipeline and back up in turn: activations flow
+    // down, gradients up.
+    for (bool up = false; order.size() < numSteps; up = !up) {
+      bool progressed = false;
+      for (unsigned i = 0; i < numStages; ++i) {
+        unsigned s = up ? numStages - 1 - i : i;
+        while (next[s] < length) {
           ProgramStep step =
               programStep(schedule, training, s, numStages, m, next[s]);
-          stuck += llvm::formatv(" stage {0} waits in {1}{2};", s,
-                                 step.phase == Phase::Forward ? "F" : "B",
-                                 step.microbatch);
+          unsigned mb = step.microbatch;
+          if (step.phase == Phase::Forward
+                  ? activationAt[size_t(s) * m + mb] == kNotYet
+                  : gradientAt[size_t(s) * m + mb] == kNotYet ||
+                        forwardDone[size_t(s) * m + mb] == kNotYet)
+            break;
+          run(s, step);
+          order.push_back({s, step});
+          progressed = true;
         }
-      return llvm::createStringError("the schedule deadlocks:" + stuck);
+      }
+      if (!progressed) {
+        std::string stuck;
+        for (unsigned s = 0; s < numStages; ++s)
+          if (next[s] < length) {
+            ProgramStep step =
+                programStep(schedule, training, s, numStages, m, next[s]);
+            stuck += llvm::formatv(" stage {0} waits in {1}{2};", s,
+                                   step.phase == Phase::Forward ? "F" : "B",
+                                   step.microbatch);
+          }
+        return llvm::createStringError("the schedule deadlocks:" + stuck);
+      }
+    }
+    if (scratch) {
+      scratch->order = std::move(order);
+      scratch->orderStages = numStages;
+      scratch->orderMicrobatches = m;
+      scratch->orderSchedule = schedule;
+      scratch->orderTraining = training;
     }
   }
 

@@ -566,6 +566,56 @@ TEST(Simulator, RoundTripStandInBoundsTheReplay) {
   EXPECT_GT(helped, 1500u);
 }
 
+/// A replay that reuses the order of an earlier one of the same shape (a
+/// ReplayScratch) times every step as a replay from scratch does.
+TEST(Simulator, ReplaysInAKnownOrderMatch) {
+  std::mt19937 rng(41);
+  std::uniform_real_distribution<double> time(0, 10);
+  ReplayScratch scratch;
+  unsigned reused = 0;
+  for (unsigned trial = 0; trial < 100; ++trial) {
+    unsigned numStages = std::uniform_int_distribution<unsigned>(1, 5)(rng);
+    unsigned m = std::uniform_int_distribution<unsigned>(1, 6)(rng);
+    Schedule schedule = rng() % 2 ? Schedule::GPipe : Schedule::OneFOneB;
+    bool training = rng() % 4 != 0;
+    // Three replays of each shape, with other times, then one under the
+    // other schedule.
+    for (unsigned again = 0; again < 4; ++again) {
+      if (again == 3)
+        schedule =
+            schedule == Schedule::GPipe ? Schedule::OneFOneB : Schedule::GPipe;
+      std::vector<ReplayStage> stages(numStages);
+      for (ReplayStage &stage : stages)
+        stage = {time(rng), rng() % 2 ? time(rng) : 0, time(rng)};
+      std::vector<double> cut(numStages - 1);
+      for (double &x : cut)
+        x = time(rng) / 4;
+      RoundTrip roundTrip;
+      if (numStages > 1 && rng() % 2)
+        roundTrip = {unsigned(1 + rng() % (numStages - 1)), time(rng) * 3};
+      reused += scratch.order.size() == (training ? 2 : 1) * m * numStages &&
+                scratch.orderStages == numStages &&
+                scratch.orderMicrobatches == m &&
+                scratch.orderSchedule == schedule &&
+                scratch.orderTraining == training;
+      Expected<Simulation> fresh =
+          replay(stages, cut, schedule, training, m, true, roundTrip);
+      Expected<Simulation> known =
+          replay(stages, cut, schedule, training, m, true, roundTrip, &scratch);
+      ASSERT_TRUE(fresh && known);
+      EXPECT_EQ(fresh->iterationMs, known->iterationMs) << "trial " << trial;
+      EXPECT_EQ(fresh->bubbleFraction, known->bubbleFraction);
+      ASSERT_EQ(fresh->events.size(), known->events.size());
+      for (auto [a, b] : llvm::zip(fresh->events, known->events))
+        EXPECT_TRUE(a.kind == b.kind && a.stage == b.stage &&
+                    a.microbatch == b.microbatch && a.startMs == b.startMs &&
+                    a.endMs == b.endMs)
+            << "trial " << trial;
+    }
+  }
+  EXPECT_GE(reused, 200u);
+}
+
 /// Too many distinct devices to count exactly: the fastest devices take the
 /// stages, as many as the model has layers, or as the cuts make.
 TEST(Partitioner, ManyDistinctDevicesUseTheFastest) {

@@ -75,13 +75,28 @@ struct RoundTrip {
   double ms = 0;
 };
 
+/// Working space of replays, kept by callers that replay many times.
+struct ReplayScratch {
+  std::vector<double> activationAt, gradientAt, forwardDone, deviceFree,
+      downFree, upFree, busy;
+  std::vector<unsigned> next;
+  /// The stages in the order the last replay of this shape ran their
+  /// steps: whatever the durations, each step's inputs come before it, so
+  /// later replays of the shape run the steps in this order unchecked.
+  std::vector<std::pair<unsigned, ProgramStep>> order;
+  unsigned orderStages = 0, orderMicrobatches = 0;
+  Schedule orderSchedule = Schedule::OneFOneB;
+  bool orderTraining = false;
+};
+
 /// Replays stages of the given times, with cut[s] the transfer between
 /// stages s and s + 1 (each way).
 llvm::Expected<Simulation> replay(llvm::ArrayRef<ReplayStage> stages,
                                   llvm::ArrayRef<double> cut, Schedule schedule,
                                   bool training, unsigned microbatches,
                                   bool recordEvents = false,
-                                  RoundTrip roundTrip = {});
+                                  RoundTrip roundTrip = {},
+                                  ReplayScratch *scratch = nullptr);
 
 /// Improves a 1F1B plan by local search on its replayed iteration time
 /// (the objective does not see a 1F1B stage stalling for gradients):
@@ -102,10 +117,11 @@ struct SuffixTables {
   SmallVector<unsigned> radix, sizes;
   unsigned numKeys = 0;
   std::vector<double> sum, slowest;
-  /// Ascending limits, and for each the least sum of the suffixes whose
-  /// unhidden stage times and transfers are all within it.
+  /// Ascending limits, and for each cell and limit the least sum of the
+  /// suffixes whose unhidden stage times and transfers are all within it,
+  /// at [cell * limits.size() + limit].
   SmallVector<double> limits;
-  std::vector<std::vector<double>> sumWithin;
+  std::vector<double> sumWithin;
 
   bool empty() const { return sum.empty(); }
   size_t index(unsigned layer, unsigned key, unsigned first) const {
