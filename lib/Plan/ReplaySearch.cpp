@@ -514,8 +514,12 @@ bool ReplaySearch::run() {
   // First look for plans some way below the best, which prunes more and so
   // finds them sooner; each search that finishes proves every plan at least
   // its target, and the last, at the best plan itself, proves it the least.
+  // Without a budget only the root bounds count: at the best plan itself.
   for (double below : {0.02, 0.01, 0.005, 0.0025, 0.0}) {
-    target = best * (1 - below);
+    if (!budget && below > 0)
+      continue;
+    // Never below what an earlier search proved.
+    target = std::max(best * (1 - below), proven);
     openBound = kInf;
     // The most promising stage counts first.
     std::vector<std::pair<double, unsigned>> roots;
