@@ -333,6 +333,16 @@ TEST(Partitioner, OneFOneBHasTheLeastReplay) {
   EXPECT_GT(total, 200u);
 }
 
+/// 1F1B training with Adam and from `fewest` to 8 microbatches.
+PlanOptions oneFOneBTraining(std::mt19937 &rng, int fewest) {
+  PlanOptions options;
+  options.training = true;
+  options.schedule = Schedule::OneFOneB;
+  options.optimizer = Optimizer::Adam;
+  options.microbatches = std::uniform_int_distribution<int>(fewest, 8)(rng);
+  return options;
+}
+
 /// 1F1B on blocks of layers: the gap claimed for the plan's replay holds
 /// against the least replay over every plan of the layers.
 TEST(Partitioner, OneFOneBBlocksClaimNoGapTooSmall) {
@@ -343,11 +353,7 @@ TEST(Partitioner, OneFOneBBlocksClaimNoGapTooSmall) {
     unsigned numLayers = std::uniform_int_distribution<unsigned>(6, 10)(rng);
     LayerGraph graph = randomLayerGraph(rng, numLayers, int64_t(1) << 27);
     Cluster cluster = randomCluster(rng, numDevices);
-    PlanOptions options;
-    options.training = true;
-    options.schedule = Schedule::OneFOneB;
-    options.optimizer = Optimizer::Adam;
-    options.microbatches = std::uniform_int_distribution<int>(2, 8)(rng);
+    PlanOptions options = oneFOneBTraining(rng, 2);
     options.maxExactLayers =
         std::uniform_int_distribution<unsigned>(numDevices, numLayers - 2)(rng);
     PlanProblem problem(graph, cluster, options);
@@ -385,11 +391,7 @@ TEST(Partitioner, BlocksFitWhereverLayersFit) {
     Cluster cluster = randomCluster(rng, numDevices);
     for (Device &device : cluster.devices)
       device.spec.memoryGB = std::uniform_int_distribution<int>(1, 8)(rng);
-    PlanOptions options;
-    options.training = true;
-    options.schedule = Schedule::OneFOneB;
-    options.optimizer = Optimizer::Adam;
-    options.microbatches = std::uniform_int_distribution<int>(1, 8)(rng);
+    PlanOptions options = oneFOneBTraining(rng, 1);
     options.maxExactLayers = numDevices;
     PlanProblem problem(graph, cluster, options);
     std::optional<PipelinePlan> reference = exhaustivePlan(problem);
