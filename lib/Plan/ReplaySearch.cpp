@@ -30,6 +30,12 @@
 //   - for the stages not yet placed, the time of the layers left, each at
 //     its fastest on a device left, spread over those stages: in the sum,
 //     and M times on one of them after the stages placed.
+// Two partial plans whose stages end at the same layer on the same devices
+// (by class, and the class of the last) are compared by their max-plus
+// maps (PrefixResponse): when one searched before responds no later to
+// every input, every plan that extends the other replays no faster than
+// the same plan extending it, whose subtree was searched under a cutoff
+// no lower, so the other is not searched.
 // The refined plan is the incumbent. A budget of simulated steps bounds the
 // work; when it runs out, the least bound left open bounds the gap, and so
 // does the partitioner's least second bound over every plan (the floor).
@@ -57,6 +63,11 @@ static constexpr uint64_t kStepBudget = 100000000;
 /// Pricing a stage (its memory and times, for each recompute) costs about
 /// as much as this many simulated steps.
 static constexpr uint64_t kPricingSteps = 16;
+/// The maps of partial plans searched keep at most this many numbers
+/// (64 MiB); past it, partial plans are still compared with those kept.
+static constexpr size_t kMaxKeptPaths = size_t(8) << 20;
+/// Where a map is compared first: entries that tell most maps apart.
+static constexpr unsigned kProbes = 8;
 
 namespace {
 
@@ -115,6 +126,16 @@ private:
   double leastRoundTrip = 0;
   /// The replay of the stages placed, as a whole plan.
   double completeReplay();
+  /// Whether stages placed before, ending at layer `next` on the same
+  /// devices as those placed now, have a map no later anywhere; if not,
+  /// keeps the map of those placed now.
+  bool dominated(unsigned numStages, unsigned next);
+  PrefixResponse response;
+  /// The maps of the partial plans searched, by their stage count, end and
+  /// devices: their finite entries, after kProbes spread over them and
+  /// their sum, ascending by the sum.
+  std::unordered_map<std::string, std::vector<std::vector<double>>> searched;
+  size_t keptPaths = 0;
   /// Times and recompute of layers [begin, end) on `device` at
   /// `positionFromEnd`: the fastest recompute that fits; none if none fits.
   std::optional<std::pair<ReplayStage, Recompute>>
@@ -133,8 +154,10 @@ private:
   std::vector<std::vector<unsigned>> classes;
   std::vector<unsigned> used;
 
-  /// The stages placed, their times and the transfers between them.
+  /// The stages placed, their classes, times and the transfers between
+  /// them.
   std::vector<StagePlan> placed;
+  std::vector<unsigned> placedClasses;
   std::vector<ReplayStage> placedTimes;
   std::vector<double> placedCuts;
   /// Stage and transfer times of one microbatch through the stages placed.
@@ -225,6 +248,60 @@ double ReplaySearch::completeReplay() {
     return kInf;
   }
   return simulation->iterationMs;
+}
+
+bool ReplaySearch::dominated(unsigned numStages, unsigned next) {
+  std::string key;
+  auto append = [&](unsigned value) {
+    key.append(reinterpret_cast<const char *>(&value), sizeof value);
+  };
+  append(numStages);
+  append(next);
+  append(placedClasses.back());
+  for (unsigned count : used)
+    append(count);
+
+  unsigned k = placed.size();
+  prefixResponse(placedTimes, placedCuts, numStages, m, response);
+  steps += uint64_t(2) * k * m * (m + 1) / 4;
+  // The same entries are finite in every map of the same shape.
+  std::vector<double> entries;
+  double sum = 0;
+  for (double x : response.paths)
+    if (x != -kInf) {
+      entries.push_back(x);
+      sum += x;
+    }
+  size_t n = entries.size();
+  std::vector<double> packed;
+  packed.reserve(1 + kProbes + n);
+  packed.push_back(sum);
+  for (unsigned j = 0; j < kProbes; ++j)
+    packed.push_back(entries[j * n / kProbes]);
+  packed.insert(packed.end(), entries.begin(), entries.end());
+
+  // Only a map of no greater sum can be no later everywhere.
+  std::vector<std::vector<double>> &maps = searched[key];
+  auto bySum = [](const std::vector<double> &map, double value) {
+    return map.front() < value;
+  };
+  auto candidates =
+      std::lower_bound(maps.begin(), maps.end(), sum * (1 + 1e-12), bySum);
+  for (auto it = maps.begin(); it != candidates; ++it) {
+    const std::vector<double> &map = *it;
+    size_t i = 1;
+    while (i < map.size() && map[i] <= packed[i])
+      ++i;
+    steps += i / 8 + 1;
+    if (i == map.size())
+      return true;
+  }
+  if (keptPaths + packed.size() <= kMaxKeptPaths) {
+    keptPaths += packed.size();
+    maps.insert(std::lower_bound(maps.begin(), maps.end(), sum, bySum),
+                std::move(packed));
+  }
+  return false;
 }
 
 double ReplaySearch::placedSlowest(unsigned numStages) const {
@@ -405,6 +482,8 @@ void ReplaySearch::descend(unsigned numStages, unsigned begin,
     openBound = std::min(openBound, nodeBound);
     return;
   }
+  if (!placed.empty() && dominated(numStages, begin))
+    return;
   unsigned k = placed.size();
   unsigned left = numStages - k;
   unsigned positionFromEnd = left - 1;
@@ -427,6 +506,7 @@ void ReplaySearch::descend(unsigned numStages, unsigned begin,
   auto place = [&](const Child &child) {
     placed.push_back({begin, child.end, classes[child.cls][used[child.cls]],
                       child.recompute});
+    placedClasses.push_back(child.cls);
     placedTimes.push_back(child.times);
     if (k)
       placedCuts.push_back(child.cut);
@@ -443,6 +523,7 @@ void ReplaySearch::descend(unsigned numStages, unsigned begin,
     if (k)
       placedCuts.pop_back();
     placedTimes.pop_back();
+    placedClasses.pop_back();
     placed.pop_back();
   };
 
@@ -521,6 +602,9 @@ bool ReplaySearch::run() {
     // Never below what an earlier search proved.
     target = std::max(best * (1 - below), proven);
     openBound = kInf;
+    // Partial plans searched under a lower cutoff prune none now.
+    searched.clear();
+    keptPaths = 0;
     // The most promising stage counts first.
     std::vector<std::pair<double, unsigned>> roots;
     for (unsigned numStages = fewest; numStages <= most; ++numStages)

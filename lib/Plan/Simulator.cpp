@@ -6,6 +6,7 @@
 #include "llvm/Support/JSON.h"
 
 #include <algorithm>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::pipe;
@@ -206,6 +207,110 @@ llvm::Expected<Simulation> mlir::pipe::replay(ArrayRef<ReplayStage> costs,
   simulation.bubbleFraction =
       end > 0 && numStages ? 1.0 - total / (double(numStages) * end) : 0;
   return simulation;
+}
+
+void mlir::pipe::prefixResponse(ArrayRef<ReplayStage> stages,
+                                ArrayRef<double> cut, unsigned numStages,
+                                unsigned m, PrefixResponse &response) {
+  unsigned k = stages.size(), width = m + 1;
+  assert(k && k <= numStages && cut.size() + 1 >= k && "not a prefix");
+  // The steps in an order that runs each after its inputs, the gradients
+  // from the stages after taken as given.
+  std::vector<std::pair<unsigned, ProgramStep>> &order =
+      response.orders[{numStages, k, m}];
+  if (order.empty()) {
+    std::vector<std::vector<ProgramStep>> programs;
+    for (unsigned s = 0; s < k; ++s)
+      programs.push_back(
+          stageProgram(Schedule::OneFOneB, /*training=*/true, s, numStages, m));
+    std::vector<char> activationSet(size_t(k) * m, 0),
+        gradientSet(size_t(k) * m, 0);
+    std::fill_n(activationSet.begin(), m, 1);
+    std::fill_n(gradientSet.begin() + size_t(k - 1) * m, m, 1);
+    std::vector<unsigned> next(k, 0);
+    // Sweeps down and back up in turn, as replay does; 1F1B never
+    // deadlocks.
+    for (bool up = false; order.size() < size_t(k) * 2 * m; up = !up) {
+      for (unsigned i = 0; i < k; ++i) {
+        unsigned s = up ? k - 1 - i : i;
+        for (; next[s] < 2 * m; ++next[s]) {
+          ProgramStep step = programs[s][next[s]];
+          size_t at = size_t(s) * m + step.microbatch;
+          bool forward = step.phase == Phase::Forward;
+          if (!(forward ? activationSet : gradientSet)[at])
+            break;
+          if (forward && s + 1 < k)
+            activationSet[at + m] = 1;
+          if (!forward && s > 0)
+            gradientSet[at - m] = 1;
+          order.push_back({s, step});
+        }
+      }
+    }
+  }
+
+  // Per event, the longest path from each input: [(s * m + mb) * width + i].
+  constexpr double kNone = -std::numeric_limits<double>::infinity();
+  std::vector<double> &activationAt = response.activationAt,
+                      &gradientAt = response.gradientAt,
+                      &forwardDone = response.forwardDone,
+                      &deviceFree = response.deviceFree,
+                      &downFree = response.downFree, &upFree = response.upFree;
+  // Every event is written before it is read but the inputs.
+  for (std::vector<double> *paths : {&activationAt, &gradientAt, &forwardDone})
+    paths->resize(size_t(k) * m * width);
+  for (std::vector<double> *paths : {&deviceFree, &downFree, &upFree}) {
+    paths->assign(size_t(k) * width, kNone);
+    for (unsigned s = 0; s < k; ++s)
+      (*paths)[size_t(s) * width + m] = 0;
+  }
+  for (unsigned mb = 0; mb < m; ++mb) {
+    double *activation = &activationAt[size_t(mb) * width];
+    std::fill_n(activation, width, kNone);
+    activation[m] = 0;
+    double *gradient = &gradientAt[(size_t(k - 1) * m + mb) * width];
+    std::fill_n(gradient, width, kNone);
+    gradient[mb] = 0;
+  }
+  // to = max(to, from) + ms, and its copy.
+  auto advance = [width](double *to, const double *from, double ms) {
+    for (unsigned i = 0; i < width; ++i)
+      to[i] = std::max(to[i], from[i]) + ms;
+  };
+  auto copy = [width](double *to, const double *from) {
+    for (unsigned i = 0; i < width; ++i)
+      to[i] = from[i];
+  };
+  for (auto [s, step] : order) {
+    size_t at = size_t(s) * m + step.microbatch;
+    double *free = &deviceFree[size_t(s) * width];
+    if (step.phase == Phase::Forward) {
+      advance(free, &activationAt[at * width], stages[s].forwardMs);
+      copy(&forwardDone[at * width], free);
+      if (s + 1 < k) {
+        double *link = &downFree[size_t(s) * width];
+        advance(link, free, cut[s]);
+        copy(&activationAt[(at + m) * width], link);
+      }
+    } else {
+      advance(free, &gradientAt[at * width],
+              stages[s].recomputeMs + stages[s].backwardMs);
+      if (s > 0) {
+        double *link = &upFree[size_t(s) * width];
+        advance(link, free, cut[s - 1]);
+        copy(&gradientAt[(at - m) * width], link);
+      }
+    }
+  }
+  std::vector<double> &paths = response.paths;
+  paths.resize(size_t(width) * width);
+  for (unsigned mb = 0; mb < m; ++mb)
+    copy(&paths[size_t(mb) * width],
+         &forwardDone[(size_t(k - 1) * m + mb) * width]);
+  double *end = &paths[size_t(m) * width];
+  copy(end, &deviceFree[0]);
+  for (unsigned s = 1; s < k; ++s)
+    advance(end, &deviceFree[size_t(s) * width], 0);
 }
 
 void mlir::pipe::writeChromeTrace(const Cluster &cluster,

@@ -17,6 +17,9 @@
 
 #include "llvm/Support/raw_ostream.h"
 
+#include <map>
+#include <tuple>
+
 namespace mlir {
 namespace pipe {
 
@@ -97,6 +100,38 @@ llvm::Expected<Simulation> replay(llvm::ArrayRef<ReplayStage> stages,
                                   bool recordEvents = false,
                                   RoundTrip roundTrip = {},
                                   ReplayScratch *scratch = nullptr);
+
+/// The first stages of a pipeline as a max-plus linear map: every time
+/// in a replay is the longest path to it, so the end of each microbatch's
+/// forward pass on the last of these stages, and the end of all their work,
+/// is the latest over the map's inputs (the arrival of each microbatch's
+/// gradient at that stage, and the replay's start) of the input plus the
+/// longest path from it; the stages after decide only the inputs. Of two
+/// sets of first stages of the same shape, one whose every path is no
+/// longer replays no slower followed by any stages.
+struct PrefixResponse {
+  /// Rows: the forward pass of each microbatch, then the end; columns: the
+  /// gradient of each microbatch, then the start. Row-major, M + 1 square;
+  /// -inf where no path leads.
+  std::vector<double> paths;
+
+  /// Kept from one call to the next: the steps in an order that runs each
+  /// after its inputs, per stage count, number of first stages and
+  /// microbatches.
+  std::map<std::tuple<unsigned, unsigned, unsigned>,
+           std::vector<std::pair<unsigned, ProgramStep>>>
+      orders;
+  std::vector<double> activationAt, gradientAt, forwardDone, deviceFree,
+      downFree, upFree;
+};
+
+/// Computes into `response` the map of `stages`, the first stages of a
+/// 1F1B training pipeline of `numStages` stages, with cut[s] the transfer
+/// between stages s and s + 1 of them (the transfer after the last one
+/// belongs to the stages after).
+void prefixResponse(llvm::ArrayRef<ReplayStage> stages,
+                    llvm::ArrayRef<double> cut, unsigned numStages,
+                    unsigned microbatches, PrefixResponse &response);
 
 /// Improves a 1F1B plan by local search on its replayed iteration time
 /// (the objective does not see a 1F1B stage stalling for gradients):
