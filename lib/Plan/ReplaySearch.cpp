@@ -45,6 +45,8 @@
 
 #include "pipe/Plan/Simulator.h"
 
+#include "llvm/ADT/ScopeExit.h"
+
 #include <algorithm>
 #include <limits>
 #include <map>
@@ -68,6 +70,13 @@ static constexpr uint64_t kPricingSteps = 16;
 static constexpr size_t kMaxKeptPaths = size_t(8) << 20;
 /// Where a map is compared first: entries that tell most maps apart.
 static constexpr unsigned kProbes = 8;
+/// A map has (M + 1)^2 entries and takes about M / 4 replays' steps to
+/// compute: past this many microbatches no maps are compared (their
+/// working space would pass 25 MB at 64 stages).
+static constexpr unsigned kMaxComparedMicrobatches = 128;
+/// At each depth, maps are compared this many times before their worth is
+/// judged.
+static constexpr uint64_t kComparedFirst = 64;
 
 namespace {
 
@@ -130,6 +139,17 @@ private:
   /// devices as those placed now, have a map no later anywhere; if not,
   /// keeps the map of those placed now.
   bool dominated(unsigned numStages, unsigned next);
+  /// Whether comparing maps of `depth` stages placed is worth its steps:
+  /// on instances of few layers or of devices all unlike, few partial plans
+  /// are skipped, and the maps cost more than they save.
+  bool worthComparing(unsigned depth) const;
+  /// Per depth: maps compared, partial plans skipped and the steps that
+  /// took, and the partial plans searched after a comparison and the steps
+  /// of their subtrees.
+  struct Comparisons {
+    uint64_t made = 0, skipped = 0, steps = 0, searched = 0, searchedSteps = 0;
+  };
+  std::vector<Comparisons> comparisons;
   PrefixResponse response;
   /// The maps of the partial plans searched, by their stage count, end and
   /// devices: their finite entries, after kProbes spread over them and
@@ -248,6 +268,20 @@ double ReplaySearch::completeReplay() {
     return kInf;
   }
   return simulation->iterationMs;
+}
+
+bool ReplaySearch::worthComparing(unsigned depth) const {
+  if (!depth || m > kMaxComparedMicrobatches)
+    return false;
+  const Comparisons &at = comparisons[depth];
+  if (at.made < kComparedFirst)
+    return true;
+  // The subtrees skipped, at the mean size of those searched, against half
+  // the steps the comparisons took (the partial plans skipped are those
+  // whose bounds did not prune them, not the mean).
+  double meanSubtree =
+      at.searched ? double(at.searchedSteps) / double(at.searched) : 0;
+  return 2 * double(at.skipped) * meanSubtree >= double(at.steps);
 }
 
 bool ReplaySearch::dominated(unsigned numStages, unsigned next) {
@@ -482,8 +516,6 @@ void ReplaySearch::descend(unsigned numStages, unsigned begin,
     openBound = std::min(openBound, nodeBound);
     return;
   }
-  if (!placed.empty() && dominated(numStages, begin))
-    return;
   unsigned k = placed.size();
   unsigned left = numStages - k;
   unsigned positionFromEnd = left - 1;
@@ -494,6 +526,28 @@ void ReplaySearch::descend(unsigned numStages, unsigned begin,
     lowEnd = numLayers;
   else if (!options.cutAfter.empty())
     lowEnd = highEnd = options.cutAfter[k] + 1;
+  // Skips the partial plan if one searched before has a map no later
+  // anywhere; counts what that costs and saves.
+  if (comparisons.size() <= k)
+    comparisons.resize(k + 1);
+  bool compared = worthComparing(k);
+  if (compared) {
+    uint64_t before = steps;
+    bool skip = dominated(numStages, begin);
+    Comparisons &at = comparisons[k];
+    ++at.made;
+    at.skipped += skip;
+    at.steps += steps - before;
+    if (skip)
+      return;
+  }
+  uint64_t subtreeStart = steps;
+  llvm::scope_exit countSubtree([&] {
+    if (compared) {
+      ++comparisons[k].searched;
+      comparisons[k].searchedSteps += steps - subtreeStart;
+    }
+  });
 
   struct Child {
     double bound;
