@@ -6,9 +6,10 @@
 // objective, and for the predicted (replayed) iteration time. Not a test: run
 // it by hand and record the table in docs/benchmarks.md.
 //
-//   build/bin/pipe-plan-scaling [LAYERS DEVICES KINDS HOSTS [SEED]]
+//   build/bin/pipe-plan-scaling [LAYERS DEVICES KINDS HOSTS [SEED [M]]]
 //
-// With arguments, times that one case instead of the grid.
+// With arguments, times that one case instead of the grid, with M
+// microbatches (16 by default).
 //===----------------------------------------------------------------------===//
 
 #include "pipe/Plan/RandomInstances.h"
@@ -34,21 +35,24 @@ int main(int argc, char **argv) {
                              {1000, 64, 2, 4},
                              {1000, 64, 4, 4}};
   unsigned seed = 1;
-  if (argc == 5 || argc == 6) {
-    if (argc == 6)
+  int microbatches = 16;
+  const char *usage =
+      "usage: pipe-plan-scaling [LAYERS DEVICES KINDS(1-4) HOSTS [SEED [M]]]\n";
+  if (argc >= 5 && argc <= 7) {
+    if (argc >= 6)
       seed = unsigned(std::atoi(argv[5]));
+    if (argc == 7)
+      microbatches = std::atoi(argv[6]);
     Case one{unsigned(std::atoi(argv[1])), unsigned(std::atoi(argv[2])),
              unsigned(std::atoi(argv[3])), unsigned(std::atoi(argv[4]))};
     if (!one.layers || !one.devices || one.kinds < 1 || one.kinds > 4 ||
-        !one.hosts) {
-      llvm::errs() << "usage: pipe-plan-scaling [LAYERS DEVICES KINDS(1-4) "
-                      "HOSTS [SEED]]\n";
+        !one.hosts || microbatches < 1) {
+      llvm::errs() << usage;
       return 1;
     }
     cases = {one};
   } else if (argc != 1) {
-    llvm::errs() << "usage: pipe-plan-scaling [LAYERS DEVICES KINDS(1-4) "
-                    "HOSTS [SEED]]\n";
+    llvm::errs() << usage;
     return 1;
   }
   llvm::outs()
@@ -66,7 +70,7 @@ int main(int argc, char **argv) {
     for (Schedule schedule : {Schedule::OneFOneB, Schedule::GPipe}) {
       PlanOptions options;
       options.training = true;
-      options.microbatches = 16;
+      options.microbatches = microbatches;
       options.optimizer = Optimizer::Adam;
       options.schedule = schedule;
       PlanProblem problem(graph, cluster, options);
