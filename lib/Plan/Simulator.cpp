@@ -214,39 +214,20 @@ void mlir::pipe::prefixResponse(ArrayRef<ReplayStage> stages,
                                 unsigned m, PrefixResponse &response) {
   unsigned k = stages.size(), width = m + 1;
   assert(k && k <= numStages && cut.size() + 1 >= k && "not a prefix");
-  // The steps in an order that runs each after its inputs, the gradients
-  // from the stages after taken as given.
+  // The steps in an order that runs each after its inputs: the order a
+  // replay of the whole pipeline found, restricted to these stages.
   std::vector<std::pair<unsigned, ProgramStep>> &order =
       response.orders[{numStages, k, m}];
   if (order.empty()) {
-    std::vector<std::vector<ProgramStep>> programs;
-    for (unsigned s = 0; s < k; ++s)
-      programs.push_back(
-          stageProgram(Schedule::OneFOneB, /*training=*/true, s, numStages, m));
-    std::vector<char> activationSet(size_t(k) * m, 0),
-        gradientSet(size_t(k) * m, 0);
-    std::fill_n(activationSet.begin(), m, 1);
-    std::fill_n(gradientSet.begin() + size_t(k - 1) * m, m, 1);
-    std::vector<unsigned> next(k, 0);
-    // Sweeps down and back up in turn, as replay does; 1F1B never
-    // deadlocks.
-    for (bool up = false; order.size() < size_t(k) * 2 * m; up = !up) {
-      for (unsigned i = 0; i < k; ++i) {
-        unsigned s = up ? k - 1 - i : i;
-        for (; next[s] < 2 * m; ++next[s]) {
-          ProgramStep step = programs[s][next[s]];
-          size_t at = size_t(s) * m + step.microbatch;
-          bool forward = step.phase == Phase::Forward;
-          if (!(forward ? activationSet : gradientSet)[at])
-            break;
-          if (forward && s + 1 < k)
-            activationSet[at + m] = 1;
-          if (!forward && s > 0)
-            gradientSet[at - m] = 1;
-          order.push_back({s, step});
-        }
-      }
-    }
+    ReplayScratch whole;
+    std::vector<ReplayStage> idle(numStages);
+    std::vector<double> noCut(numStages - 1, 0);
+    llvm::cantFail(replay(idle, noCut, Schedule::OneFOneB, /*training=*/true, m,
+                          /*recordEvents=*/false, RoundTrip(), &whole),
+                   "1F1B never deadlocks");
+    for (auto [s, step] : whole.order)
+      if (s < k)
+        order.push_back({s, step});
   }
 
   // Per event, the longest path from each input: [(s * m + mb) * width + i].
