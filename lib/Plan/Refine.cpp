@@ -23,9 +23,10 @@ using namespace mlir::pipe;
 constexpr unsigned kReplayBudget = 20000;
 constexpr uint64_t kStepBudget = 200000000;
 
-static double replayMs(const PlanProblem &problem, ArrayRef<StagePlan> plan) {
+static double replayMs(const PlanProblem &problem, ArrayRef<StagePlan> plan,
+                       ReplayScratch &scratch) {
   llvm::Expected<Simulation> simulation =
-      simulate(problem, plan, /*recordEvents=*/false);
+      simulate(problem, plan, /*recordEvents=*/false, &scratch);
   if (!simulation) {
     llvm::consumeError(simulation.takeError());
     return std::numeric_limits<double>::infinity();
@@ -36,7 +37,8 @@ static double replayMs(const PlanProblem &problem, ArrayRef<StagePlan> plan) {
 /// Descends from `current` by single moves until none shortens the replay.
 static double descend(const PlanProblem &problem,
                       std::vector<StagePlan> &current, double best,
-                      unsigned &replays, uint64_t &simulatedSteps) {
+                      unsigned &replays, uint64_t &simulatedSteps,
+                      ReplayScratch &scratch) {
   const PlanOptions &options = problem.options();
   bool moveCuts = options.cutAfter.empty();
   bool moveDevices = options.deviceOrder.empty();
@@ -53,7 +55,7 @@ static double descend(const PlanProblem &problem,
         return;
       ++replays;
       simulatedSteps += steps;
-      double time = replayMs(problem, neighbour);
+      double time = replayMs(problem, neighbour, scratch);
       if (time < bestTime * (1 - 1e-12)) {
         bestTime = time;
         bestMove = std::move(neighbour);
@@ -141,22 +143,24 @@ void mlir::pipe::refinePlanBySimulation(const PlanProblem &problem,
   // The plans with the best replays seed a descent each, from the Pareto
   // walk and from the floor's search alike; the best result wins.
   constexpr unsigned kSeeds = 5;
+  ReplayScratch scratch;
   std::vector<std::pair<double, const std::vector<StagePlan> *>> starts;
   for (const auto *plans : {&plan.paretoPlans, &plan.floorPlans}) {
     std::vector<std::pair<double, const std::vector<StagePlan> *>> seeds;
     for (const std::vector<StagePlan> &seed : *plans)
-      seeds.push_back({replayMs(problem, seed), &seed});
+      seeds.push_back({replayMs(problem, seed, scratch), &seed});
     llvm::stable_sort(seeds, llvm::less_first());
     seeds.resize(std::min<size_t>(kSeeds, seeds.size()));
     starts.insert(starts.end(), seeds.begin(), seeds.end());
   }
   std::vector<StagePlan> best = plan.stages;
-  double bestTime = replayMs(problem, best);
+  double bestTime = replayMs(problem, best, scratch);
   unsigned replays = 0;
   uint64_t simulatedSteps = 0;
   for (auto [time, seed] : starts) {
     std::vector<StagePlan> current = *seed;
-    double descended = descend(problem, current, time, replays, simulatedSteps);
+    double descended =
+        descend(problem, current, time, replays, simulatedSteps, scratch);
     if (descended < bestTime * (1 - 1e-12)) {
       bestTime = descended;
       best = std::move(current);

@@ -44,7 +44,8 @@ std::vector<ProgramStep> mlir::pipe::stageProgram(Schedule schedule,
 
 llvm::Expected<Simulation> mlir::pipe::simulate(const PlanProblem &problem,
                                                 ArrayRef<StagePlan> plan,
-                                                bool recordEvents) {
+                                                bool recordEvents,
+                                                ReplayScratch *scratch) {
   unsigned numStages = plan.size();
   std::vector<ReplayStage> stages;
   std::vector<double> cut(numStages ? numStages - 1 : 0, 0);
@@ -59,7 +60,7 @@ llvm::Expected<Simulation> mlir::pipe::simulate(const PlanProblem &problem,
   }
   const PlanOptions &options = problem.options();
   return replay(stages, cut, options.schedule, options.training,
-                options.microbatches, recordEvents);
+                options.microbatches, recordEvents, RoundTrip(), scratch);
 }
 
 llvm::Expected<Simulation> mlir::pipe::replay(ArrayRef<ReplayStage> costs,

@@ -57,12 +57,6 @@ struct Simulation {
   std::vector<SimEvent> events;
 };
 
-/// Replays `plan`; with `recordEvents`, keeps every interval for a
-/// timeline. Fails if the schedule deadlocks.
-llvm::Expected<Simulation> simulate(const PlanProblem &problem,
-                                    llvm::ArrayRef<StagePlan> plan,
-                                    bool recordEvents = true);
-
 /// The times of one stage for one microbatch.
 struct ReplayStage {
   double forwardMs = 0, recomputeMs = 0, backwardMs = 0;
@@ -91,6 +85,13 @@ struct ReplayScratch {
   Schedule orderSchedule = Schedule::OneFOneB;
   bool orderTraining = false;
 };
+
+/// Replays `plan`; with `recordEvents`, keeps every interval for a
+/// timeline. Fails if the schedule deadlocks. `scratch` is as for replay.
+llvm::Expected<Simulation> simulate(const PlanProblem &problem,
+                                    llvm::ArrayRef<StagePlan> plan,
+                                    bool recordEvents = true,
+                                    ReplayScratch *scratch = nullptr);
 
 /// Replays stages of the given times, with cut[s] the transfer between
 /// stages s and s + 1 (each way).
