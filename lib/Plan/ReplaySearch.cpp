@@ -60,8 +60,9 @@ using namespace mlir::pipe;
 static constexpr double kInf = std::numeric_limits<double>::infinity();
 
 /// The search simulates at most this many pipeline steps in all (a replay
-/// of S stages and M microbatches is 2 S M steps; pricing a stage, and a
-/// layer of a bound, count as one).
+/// of S stages and M microbatches is 2 S M steps, or 2 k M + (S - k) M / 2
+/// with stand-ins for all but k; pricing a stage, and a layer of a bound,
+/// count as one).
 static constexpr uint64_t kStepBudget = 160000000;
 /// The first search, for plans some way below the incumbent, gets this
 /// share of the budget: if it cannot finish there, the searches closer to
@@ -504,7 +505,11 @@ double ReplaySearch::bound(unsigned numStages, unsigned next) {
   std::vector<double> &cuts = standInCuts;
   cuts.assign(placedCuts.begin(), placedCuts.end());
   cuts.resize(numStages - 1, 0);
-  steps += uint64_t(2) * numStages * m;
+  // Past the first stage the stand-ins are passed over (a replay of a known
+  // order; a quarter of a step each), the stages placed simulated.
+  unsigned simulated = numPlaced ? numPlaced : numStages;
+  steps +=
+      uint64_t(2) * simulated * m + uint64_t(numStages - simulated) * m / 2;
   RoundTrip roundTrip;
   if (numPlaced) {
     roundTrip.stage = numPlaced;

@@ -113,9 +113,29 @@ llvm::Expected<Simulation> mlir::pipe::replay(ArrayRef<ReplayStage> costs,
     return start + duration;
   };
 
+  // Stages from the round trip's on that take no time, nor their
+  // transfers, need no steps of their own once the order is known: they
+  // run each step as soon as its inputs arrive, so a gradient leaves them
+  // once the activations their programs take in before it have arrived,
+  // which the last stage before them has sent before it needs the gradient;
+  // it arrives there no sooner than its round trip.
+  unsigned idleFrom = numStages;
+  if (known && !recordEvents && training && schedule == Schedule::OneFOneB &&
+      roundTrip.stage > 0 && roundTrip.stage < numStages) {
+    idleFrom = roundTrip.stage;
+    for (unsigned s = roundTrip.stage; s < numStages; ++s)
+      if (costs[s].forwardMs || costs[s].recomputeMs || costs[s].backwardMs ||
+          cut[s - 1])
+        idleFrom = numStages;
+  }
+
   // Runs step next[s] of stage s, whose inputs have arrived.
   auto run = [&](unsigned s, ProgramStep step) {
     unsigned mb = step.microbatch;
+    if (step.phase == Phase::Backward && s + 1 == idleFrom &&
+        idleFrom < numStages)
+      gradientAt[size_t(s) * m + mb] =
+          activationAt[size_t(idleFrom) * m + mb] + roundTrip.ms;
     if (step.phase == Phase::Forward) {
       double ready = activationAt[size_t(s) * m + mb];
       double start = std::max(deviceFree[s], ready);
@@ -151,7 +171,8 @@ llvm::Expected<Simulation> mlir::pipe::replay(ArrayRef<ReplayStage> costs,
 
   if (known) {
     for (auto [s, step] : scratch->order)
-      run(s, step);
+      if (s < idleFrom)
+        run(s, step);
   } else {
     std::vector<std::pair<unsigned, ProgramStep>> order;
     // Sweeps down the pipeline and back up in turn: activations flow

@@ -67,6 +67,8 @@ struct ReplayStage {
 /// activations reach them. Replaying stages that take no time from `stage`
 /// on with it bounds every replay with real stages there whose round trip
 /// (stage and transfer times, and the transfer back) is at least `ms`.
+/// A replay in a known order (ReplayScratch) passes such stages over
+/// without simulating their steps.
 struct RoundTrip {
   unsigned stage = 0;
   double ms = 0;
