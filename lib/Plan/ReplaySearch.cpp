@@ -75,8 +75,6 @@ static constexpr uint64_t kPricingSteps = 16;
 /// The maps of partial plans searched keep at most this many numbers
 /// (64 MiB); past it, partial plans are still compared with those kept.
 static constexpr size_t kMaxKeptPaths = size_t(8) << 20;
-/// Where a map is compared first: entries that tell most maps apart.
-static constexpr unsigned kProbes = 8;
 /// A map has (M + 1)^2 entries and takes about M / 4 replays' steps to
 /// compute: past this many microbatches no maps are compared (their
 /// working space would pass 25 MB at 64 stages).
@@ -159,10 +157,8 @@ private:
   std::vector<Comparisons> comparisons;
   PrefixResponse response;
   /// The maps of the partial plans searched, by their stage count, end and
-  /// devices: their finite entries, after kProbes spread over them and
-  /// their sum, ascending by the sum.
-  std::unordered_map<std::string, std::vector<std::vector<double>>> searched;
-  size_t keptPaths = 0;
+  /// devices.
+  PrefixMaps searched{kMaxKeptPaths};
   /// Times and recompute of layers [begin, end) on `device` at
   /// `positionFromEnd`: the fastest recompute that fits; none if none fits.
   std::optional<std::pair<ReplayStage, Recompute>>
@@ -309,44 +305,7 @@ bool ReplaySearch::dominated(unsigned numStages, unsigned next) {
   unsigned k = placed.size();
   prefixResponse(placedTimes, placedCuts, numStages, m, response);
   steps += uint64_t(2) * k * m * (m + 1) / 4;
-  // The same entries are finite in every map of the same shape.
-  std::vector<double> entries;
-  double sum = 0;
-  for (double x : response.paths)
-    if (x != -kInf) {
-      entries.push_back(x);
-      sum += x;
-    }
-  size_t n = entries.size();
-  std::vector<double> packed;
-  packed.reserve(1 + kProbes + n);
-  packed.push_back(sum);
-  for (unsigned j = 0; j < kProbes; ++j)
-    packed.push_back(entries[j * n / kProbes]);
-  packed.insert(packed.end(), entries.begin(), entries.end());
-
-  // Only a map of no greater sum can be no later everywhere.
-  std::vector<std::vector<double>> &maps = searched[key];
-  auto bySum = [](const std::vector<double> &map, double value) {
-    return map.front() < value;
-  };
-  auto candidates =
-      std::lower_bound(maps.begin(), maps.end(), sum * (1 + 1e-12), bySum);
-  for (auto it = maps.begin(); it != candidates; ++it) {
-    const std::vector<double> &map = *it;
-    size_t i = 1;
-    while (i < map.size() && map[i] <= packed[i])
-      ++i;
-    steps += i / 8 + 1;
-    if (i == map.size())
-      return true;
-  }
-  if (keptPaths + packed.size() <= kMaxKeptPaths) {
-    keptPaths += packed.size();
-    maps.insert(std::lower_bound(maps.begin(), maps.end(), sum, bySum),
-                std::move(packed));
-  }
-  return false;
+  return searched.dominatedOrKeep(key, response.paths, steps);
 }
 
 double ReplaySearch::placedSlowest(unsigned numStages) const {
@@ -678,7 +637,6 @@ bool ReplaySearch::run() {
     openBound = kInf;
     // Partial plans searched under a lower cutoff prune none now.
     searched.clear();
-    keptPaths = 0;
     // The most promising stage counts first.
     std::vector<std::pair<double, unsigned>> roots;
     for (unsigned numStages = fewest; numStages <= most; ++numStages)

@@ -9,6 +9,7 @@
 #include <functional>
 #include <iostream>
 #include <limits>
+#include <map>
 #include <numeric>
 #include <random>
 
@@ -728,6 +729,73 @@ TEST(Simulator, PrefixResponseComposesTheReplay) {
     }
   }
   EXPECT_GT(checked, 800u);
+}
+
+/// The store of maps answers as a comparison with every map kept under the
+/// key would: a map is skipped exactly when one kept is no later at every
+/// finite entry, whichever entry tells them apart.
+TEST(Simulator, PrefixMapsSkipExactlyTheMapsOneKeptBeats) {
+  std::mt19937 rng(41);
+  constexpr double kNone = -std::numeric_limits<double>::infinity();
+  constexpr unsigned kWidth = 13;
+  // One shape: entry (i, j) is finite when j < i or j is the last column.
+  auto randomMap = [&] {
+    std::vector<double> paths(kWidth * kWidth, kNone);
+    for (unsigned i = 0; i < kWidth; ++i)
+      for (unsigned j = 0; j < kWidth; ++j)
+        if (j < i || j == kWidth - 1)
+          paths[i * kWidth + j] = double(rng() % 50);
+    return paths;
+  };
+  auto noLaterAnywhere = [](const std::vector<double> &a,
+                            const std::vector<double> &b) {
+    for (auto [x, y] : llvm::zip(a, b))
+      if (x > y)
+        return false;
+    return true;
+  };
+  for (size_t limit : {size_t(1) << 20, size_t(600)}) {
+    PrefixMaps maps(limit);
+    std::map<std::string, std::vector<std::vector<double>>> kept;
+    size_t keptNumbers = 0;
+    unsigned skipped = 0, searched = 0;
+    for (unsigned query = 0; query < 3000; ++query) {
+      std::string key = rng() % 4 ? "a" : "b";
+      std::vector<std::vector<double>> &ofKey = kept[key];
+      std::vector<double> paths;
+      if (ofKey.empty() || rng() % 4 == 0) {
+        paths = randomMap();
+      } else {
+        // A map kept, one finite entry (most often not a probe) moved.
+        paths = ofKey[rng() % ofKey.size()];
+        unsigned entry;
+        do
+          entry = rng() % paths.size();
+        while (paths[entry] == kNone);
+        paths[entry] += rng() % 2 ? 0.5 : -0.5;
+      }
+      bool beaten = llvm::any_of(ofKey, [&](const std::vector<double> &map) {
+        return noLaterAnywhere(map, paths);
+      });
+      uint64_t steps = 0;
+      EXPECT_EQ(maps.dominatedOrKeep(key, paths, steps), beaten)
+          << "query " << query;
+      skipped += beaten;
+      searched += !beaten;
+      size_t numbers = 1 + 8 + (kWidth * (kWidth - 1)) / 2 + kWidth;
+      if (!beaten && keptNumbers + numbers <= limit) {
+        ofKey.push_back(paths);
+        keptNumbers += numbers;
+      }
+      EXPECT_EQ(maps.numbers(), keptNumbers);
+    }
+    EXPECT_GT(skipped, 500u);
+    EXPECT_GT(searched, 500u);
+    maps.clear();
+    uint64_t steps = 0;
+    EXPECT_FALSE(maps.dominatedOrKeep("a", kept["a"].front(), steps));
+    EXPECT_EQ(maps.numbers(), size_t(1 + 8 + 78 + 13));
+  }
 }
 
 /// First stages whose map is no later anywhere than another's of the same

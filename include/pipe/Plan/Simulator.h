@@ -15,6 +15,7 @@
 
 #include "pipe/Plan/Planner.h"
 
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <map>
@@ -135,6 +136,39 @@ struct PrefixResponse {
 void prefixResponse(llvm::ArrayRef<ReplayStage> stages,
                     llvm::ArrayRef<double> cut, unsigned numStages,
                     unsigned microbatches, PrefixResponse &response);
+
+/// Maps of partial plans searched (PrefixResponse::paths), by a key of
+/// their shape: the search skips a partial plan when one kept under its key
+/// is no later anywhere (lib/Plan/PrefixMaps.cpp).
+class PrefixMaps {
+public:
+  /// Keeps at most `maxNumbers` numbers in all; past that, maps are still
+  /// compared with those kept.
+  explicit PrefixMaps(size_t maxNumbers) : maxNumbers(maxNumbers) {}
+
+  /// Whether a map kept under `key` is no later than `paths` at every
+  /// entry; if none is, keeps `paths`. Every map of a key must have its
+  /// -inf entries in the same places. Adds about the work it took, in
+  /// replay steps, to `steps`.
+  bool dominatedOrKeep(llvm::StringRef key, llvm::ArrayRef<double> paths,
+                       uint64_t &steps);
+  void clear();
+  size_t numbers() const { return kept; }
+
+private:
+  /// Per map, the sum of its finite entries and kProbes of them spread
+  /// over them, side by side so that a scan reads on, ascending by the
+  /// sum; where its finite entries start in `entries`.
+  static constexpr unsigned kProbes = 8;
+  struct Maps {
+    std::vector<double> heads;
+    std::vector<size_t> starts;
+    std::vector<double> entries;
+  };
+  llvm::StringMap<Maps> byKey;
+  std::vector<double> finite;
+  size_t maxNumbers, kept = 0;
+};
 
 /// Improves a 1F1B plan by local search on its replayed iteration time
 /// (the objective does not see a 1F1B stage stalling for gradients):
