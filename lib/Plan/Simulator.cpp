@@ -253,67 +253,108 @@ void mlir::pipe::prefixResponse(ArrayRef<ReplayStage> stages,
   }
 
   // Per event, the longest path from each input: [(s * m + mb) * width + i].
+  // Only the first gradients reach an event, so each path vector keeps how
+  // many columns may be finite before the start's (`reach`); those after
+  // are -inf, whatever the vector holds there.
   constexpr double kNone = -std::numeric_limits<double>::infinity();
   std::vector<double> &activationAt = response.activationAt,
                       &gradientAt = response.gradientAt,
                       &forwardDone = response.forwardDone,
                       &deviceFree = response.deviceFree,
                       &downFree = response.downFree, &upFree = response.upFree;
+  std::vector<unsigned> &activationReach = response.activationReach,
+                        &gradientReach = response.gradientReach,
+                        &forwardReach = response.forwardReach,
+                        &freeReach = response.freeReach,
+                        &downReach = response.downReach,
+                        &upReach = response.upReach;
   // Every event is written before it is read but the inputs.
   for (std::vector<double> *paths : {&activationAt, &gradientAt, &forwardDone})
     paths->resize(size_t(k) * m * width);
+  for (std::vector<unsigned> *reach :
+       {&activationReach, &gradientReach, &forwardReach})
+    reach->resize(size_t(k) * m);
   for (std::vector<double> *paths : {&deviceFree, &downFree, &upFree}) {
-    paths->assign(size_t(k) * width, kNone);
+    paths->resize(size_t(k) * width);
     for (unsigned s = 0; s < k; ++s)
       (*paths)[size_t(s) * width + m] = 0;
   }
+  for (std::vector<unsigned> *reach : {&freeReach, &downReach, &upReach})
+    reach->assign(k, 0);
   for (unsigned mb = 0; mb < m; ++mb) {
-    double *activation = &activationAt[size_t(mb) * width];
-    std::fill_n(activation, width, kNone);
-    activation[m] = 0;
-    double *gradient = &gradientAt[(size_t(k - 1) * m + mb) * width];
-    std::fill_n(gradient, width, kNone);
+    activationAt[size_t(mb) * width + m] = 0;
+    activationReach[mb] = 0;
+    size_t at = size_t(k - 1) * m + mb;
+    double *gradient = &gradientAt[at * width];
+    std::fill_n(gradient, mb, kNone);
     gradient[mb] = 0;
+    gradient[m] = kNone;
+    gradientReach[at] = mb + 1;
   }
   // to = max(to, from) + ms, and its copy.
-  auto advance = [width](double *to, const double *from, double ms) {
-    for (unsigned i = 0; i < width; ++i)
+  auto advance = [m](double *to, unsigned &toReach, const double *from,
+                     unsigned fromReach, double ms) {
+    unsigned common = std::min(toReach, fromReach);
+    for (unsigned i = 0; i < common; ++i)
       to[i] = std::max(to[i], from[i]) + ms;
+    for (unsigned i = common; i < toReach; ++i)
+      to[i] += ms;
+    for (unsigned i = common; i < fromReach; ++i)
+      to[i] = from[i] + ms;
+    to[m] = std::max(to[m], from[m]) + ms;
+    toReach = std::max(toReach, fromReach);
   };
-  auto copy = [width](double *to, const double *from) {
-    for (unsigned i = 0; i < width; ++i)
-      to[i] = from[i];
+  auto copy = [m](double *to, unsigned &toReach, const double *from,
+                  unsigned fromReach) {
+    std::copy_n(from, fromReach, to);
+    to[m] = from[m];
+    toReach = fromReach;
   };
   for (auto [s, step] : order) {
     size_t at = size_t(s) * m + step.microbatch;
     double *free = &deviceFree[size_t(s) * width];
+    unsigned &reach = freeReach[s];
     if (step.phase == Phase::Forward) {
-      advance(free, &activationAt[at * width], stages[s].forwardMs);
-      copy(&forwardDone[at * width], free);
+      advance(free, reach, &activationAt[at * width], activationReach[at],
+              stages[s].forwardMs);
+      copy(&forwardDone[at * width], forwardReach[at], free, reach);
       if (s + 1 < k) {
         double *link = &downFree[size_t(s) * width];
-        advance(link, free, cut[s]);
-        copy(&activationAt[(at + m) * width], link);
+        advance(link, downReach[s], free, reach, cut[s]);
+        copy(&activationAt[(at + m) * width], activationReach[at + m], link,
+             downReach[s]);
       }
     } else {
-      advance(free, &gradientAt[at * width],
+      advance(free, reach, &gradientAt[at * width], gradientReach[at],
               stages[s].recomputeMs + stages[s].backwardMs);
       if (s > 0) {
         double *link = &upFree[size_t(s) * width];
-        advance(link, free, cut[s - 1]);
-        copy(&gradientAt[(at - m) * width], link);
+        advance(link, upReach[s], free, reach, cut[s - 1]);
+        copy(&gradientAt[(at - m) * width], gradientReach[at - m], link,
+             upReach[s]);
       }
     }
   }
   std::vector<double> &paths = response.paths;
   paths.resize(size_t(width) * width);
-  for (unsigned mb = 0; mb < m; ++mb)
-    copy(&paths[size_t(mb) * width],
-         &forwardDone[(size_t(k - 1) * m + mb) * width]);
-  double *end = &paths[size_t(m) * width];
-  copy(end, &deviceFree[0]);
+  // A row of the map: the vector, -inf past its reach.
+  auto row = [&](unsigned r, const double *from, unsigned fromReach) {
+    double *to = &paths[size_t(r) * width];
+    std::copy_n(from, fromReach, to);
+    std::fill(to + fromReach, to + m, kNone);
+    to[m] = from[m];
+  };
+  for (unsigned mb = 0; mb < m; ++mb) {
+    size_t at = size_t(k - 1) * m + mb;
+    row(mb, &forwardDone[at * width], forwardReach[at]);
+  }
+  unsigned endReach = freeReach[0];
+  row(m, &deviceFree[0], endReach);
   for (unsigned s = 1; s < k; ++s)
-    advance(end, &deviceFree[size_t(s) * width], 0);
+    advance(&paths[size_t(m) * width], endReach, &deviceFree[size_t(s) * width],
+            freeReach[s], 0);
+  std::fill(&paths[size_t(m) * width] + endReach, &paths[size_t(m) * width] + m,
+            kNone);
 }
 
 void mlir::pipe::writeChromeTrace(const Cluster &cluster,

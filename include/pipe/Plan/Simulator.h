@@ -127,6 +127,8 @@ struct PrefixResponse {
       orders;
   std::vector<double> activationAt, gradientAt, forwardDone, deviceFree,
       downFree, upFree;
+  std::vector<unsigned> activationReach, gradientReach, forwardReach, freeReach,
+      downReach, upReach;
 };
 
 /// Computes into `response` the map of `stages`, the first stages of a
