@@ -11,6 +11,8 @@
 
 #include "pipe/Plan/Simulator.h"
 
+#include <cassert>
+#include <cmath>
 #include <limits>
 
 using namespace mlir;
@@ -35,12 +37,15 @@ bool PrefixMaps::dominatedOrKeep(StringRef key, ArrayRef<double> paths,
 
   Maps &maps = byKey[key];
   size_t count = maps.starts.size();
-  // The first map whose sum is at least `value`.
-  auto firstFrom = [&](double value) {
+  assert(maps.entries.size() == count * n &&
+         "maps of a key differ in their finite entries");
+  // The number of maps whose sum is below `value`, or at most it.
+  auto countBelow = [&](double value, bool orEqual) {
     size_t low = 0;
     for (size_t high = count; low < high;) {
       size_t mid = (low + high) / 2;
-      if (maps.heads[mid * kHead] < value)
+      double at = maps.heads[mid * kHead];
+      if (at < value || (orEqual && at == value))
         low = mid + 1;
       else
         high = mid;
@@ -48,7 +53,7 @@ bool PrefixMaps::dominatedOrKeep(StringRef key, ArrayRef<double> paths,
     return low;
   };
   // Up to rounding in the sums.
-  size_t candidates = firstFrom(sum * (1 + 1e-12));
+  size_t candidates = countBelow(sum + std::abs(sum) * 1e-12, true);
   for (size_t i = 0; i < candidates; ++i) {
     const double *probes = &maps.heads[i * kHead + 1];
     unsigned j = 0;
@@ -67,7 +72,7 @@ bool PrefixMaps::dominatedOrKeep(StringRef key, ArrayRef<double> paths,
   }
   if (kept + kHead + n <= maxNumbers) {
     kept += kHead + n;
-    size_t at = firstFrom(sum);
+    size_t at = countBelow(sum, false);
     maps.heads.insert(maps.heads.begin() + at * kHead, head, head + kHead);
     maps.starts.insert(maps.starts.begin() + at, maps.entries.size());
     maps.entries.insert(maps.entries.end(), finite.begin(), finite.end());

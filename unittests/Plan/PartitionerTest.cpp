@@ -796,6 +796,14 @@ TEST(Simulator, PrefixMapsSkipExactlyTheMapsOneKeptBeats) {
     EXPECT_FALSE(maps.dominatedOrKeep("a", kept["a"].front(), steps));
     EXPECT_EQ(maps.numbers(), size_t(1 + 8 + 78 + 13));
   }
+  // A map of sum zero, or below, beats its copy too.
+  for (double value : {0.0, -1.0}) {
+    PrefixMaps maps(1 << 10);
+    uint64_t steps = 0;
+    std::vector<double> paths = {value, kNone, value};
+    EXPECT_FALSE(maps.dominatedOrKeep("z", paths, steps));
+    EXPECT_TRUE(maps.dominatedOrKeep("z", paths, steps)) << value;
+  }
 }
 
 /// First stages whose map is no later anywhere than another's of the same
