@@ -464,9 +464,12 @@ double ReplaySearch::bound(unsigned numStages, unsigned next) {
   std::vector<double> &cuts = standInCuts;
   cuts.assign(placedCuts.begin(), placedCuts.end());
   cuts.resize(numStages - 1, 0);
-  // Past the first stage the stand-ins are passed over (a replay of a known
-  // order; a quarter of a step each), the stages placed simulated.
-  unsigned simulated = numPlaced ? numPlaced : numStages;
+  // Past the first stage, in a replay of a known order, the stand-ins are
+  // passed over (a quarter of a step each), the stages placed simulated.
+  bool known = scratch.orderStages == numStages &&
+               scratch.orderMicrobatches == m &&
+               scratch.order.size() == size_t(2) * numStages * m;
+  unsigned simulated = numPlaced && known ? numPlaced : numStages;
   steps +=
       uint64_t(2) * simulated * m + uint64_t(numStages - simulated) * m / 2;
   RoundTrip roundTrip;
