@@ -466,9 +466,8 @@ double ReplaySearch::bound(unsigned numStages, unsigned next) {
   cuts.resize(numStages - 1, 0);
   // Past the first stage, in a replay of a known order, the stand-ins are
   // passed over (a quarter of a step each), the stages placed simulated.
-  bool known = scratch.orderStages == numStages &&
-               scratch.orderMicrobatches == m &&
-               scratch.order.size() == size_t(2) * numStages * m;
+  bool known = scratch.knowsOrder(numStages, m, Schedule::OneFOneB,
+                                  /*training=*/true);
   unsigned simulated = numPlaced && known ? numPlaced : numStages;
   steps +=
       uint64_t(2) * simulated * m + uint64_t(numStages - simulated) * m / 2;

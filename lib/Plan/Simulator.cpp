@@ -84,10 +84,7 @@ llvm::Expected<Simulation> mlir::pipe::replay(ArrayRef<ReplayStage> costs,
   unsigned length = training ? 2 * m : m;
   size_t numSteps = size_t(length) * numStages;
   // Steps in a known order need no marks of what has not happened yet.
-  bool known =
-      scratch && scratch->order.size() == numSteps &&
-      scratch->orderStages == numStages && scratch->orderMicrobatches == m &&
-      scratch->orderSchedule == schedule && scratch->orderTraining == training;
+  bool known = scratch && scratch->knowsOrder(numStages, m, schedule, training);
   for (std::vector<double> *times : {&activationAt, &gradientAt, &forwardDone})
     if (known)
       times->resize(size_t(numStages) * m);

@@ -628,24 +628,36 @@ TEST(Simulator, RoundTripStandInBoundsTheReplay) {
   EXPECT_GT(helped, 1500u);
 }
 
+/// Random 1F1B stage times, with a recompute on about half the stages,
+/// and transfers.
+std::pair<std::vector<ReplayStage>, std::vector<double>>
+randomStages(std::mt19937 &rng, unsigned numStages) {
+  std::uniform_real_distribution<double> time(0.1, 10), link(0.01, 2);
+  std::vector<ReplayStage> stages(numStages);
+  for (ReplayStage &stage : stages)
+    stage = {time(rng), rng() % 2 ? time(rng) : 0, time(rng)};
+  std::vector<double> cut(numStages ? numStages - 1 : 0);
+  for (double &x : cut)
+    x = link(rng);
+  return {stages, cut};
+}
+
 /// A replay of a known order skips the stand-in stages that take no time
 /// after a round trip, and computes when their gradients leave: the same
 /// times as replaying them step by step.
 TEST(Simulator, IdleStandInStagesNeedNoSteps) {
   std::mt19937 rng(37);
-  std::uniform_real_distribution<double> time(0.1, 10), link(0, 2);
+  std::uniform_real_distribution<double> time(0.1, 10);
   unsigned compared = 0;
   for (unsigned trial = 0; trial < 300; ++trial) {
     unsigned numStages = std::uniform_int_distribution<unsigned>(2, 9)(rng);
     unsigned m = std::uniform_int_distribution<unsigned>(1, 14)(rng);
     ReplayScratch scratch;
     for (unsigned k = 1; k < numStages; ++k) {
-      std::vector<ReplayStage> stages(numStages);
-      for (unsigned s = 0; s < k; ++s)
-        stages[s] = {time(rng), rng() % 2 ? time(rng) : 0, time(rng)};
-      std::vector<double> cut(numStages - 1, 0);
-      for (unsigned s = 0; s + 1 < k; ++s)
-        cut[s] = rng() % 4 ? link(rng) : 0;
+      // k stages, then stand-ins that take no time.
+      auto [stages, cut] = randomStages(rng, k);
+      stages.resize(numStages);
+      cut.resize(numStages - 1, 0);
       RoundTrip roundTrip{k, rng() % 4 ? 3 * time(rng) : 0};
       Expected<Simulation> stepwise =
           replay(stages, cut, Schedule::OneFOneB, true, m, false, roundTrip);
@@ -663,20 +675,6 @@ TEST(Simulator, IdleStandInStagesNeedNoSteps) {
     }
   }
   EXPECT_GT(compared, 2000u);
-}
-
-/// Random 1F1B stage times, with a recompute on about half the stages,
-/// and transfers.
-std::pair<std::vector<ReplayStage>, std::vector<double>>
-randomStages(std::mt19937 &rng, unsigned numStages) {
-  std::uniform_real_distribution<double> time(0.1, 10), link(0.01, 2);
-  std::vector<ReplayStage> stages(numStages);
-  for (ReplayStage &stage : stages)
-    stage = {time(rng), rng() % 2 ? time(rng) : 0, time(rng)};
-  std::vector<double> cut(numStages ? numStages - 1 : 0);
-  for (double &x : cut)
-    x = link(rng);
-  return {stages, cut};
 }
 
 /// The latest over a map's row of each input plus the path from it.
@@ -896,11 +894,7 @@ TEST(Simulator, ReplaysInAKnownOrderMatch) {
       RoundTrip roundTrip;
       if (numStages > 1 && rng() % 2)
         roundTrip = {unsigned(1 + rng() % (numStages - 1)), time(rng) * 3};
-      reused += scratch.order.size() == (training ? 2 : 1) * m * numStages &&
-                scratch.orderStages == numStages &&
-                scratch.orderMicrobatches == m &&
-                scratch.orderSchedule == schedule &&
-                scratch.orderTraining == training;
+      reused += scratch.knowsOrder(numStages, m, schedule, training);
       Expected<Simulation> fresh =
           replay(stages, cut, schedule, training, m, true, roundTrip);
       Expected<Simulation> known =

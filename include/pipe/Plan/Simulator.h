@@ -87,6 +87,15 @@ struct ReplayScratch {
   unsigned orderStages = 0, orderMicrobatches = 0;
   Schedule orderSchedule = Schedule::OneFOneB;
   bool orderTraining = false;
+
+  /// Whether `order` is that of replays of this shape.
+  bool knowsOrder(unsigned numStages, unsigned microbatches, Schedule schedule,
+                  bool training) const {
+    return order.size() ==
+               size_t(training ? 2 : 1) * microbatches * numStages &&
+           orderStages == numStages && orderMicrobatches == microbatches &&
+           orderSchedule == schedule && orderTraining == training;
+  }
 };
 
 /// Replays `plan`; with `recordEvents`, keeps every interval for a
