@@ -41,6 +41,9 @@ static constexpr double kInf = std::numeric_limits<double>::infinity();
 /// The limits on unhidden stage times under which the replay search gets
 /// tables of least suffix sums.
 static constexpr unsigned kSuffixLimits = 32;
+/// At most this many cells in all, over the limits (84 MB): 32 limits for
+/// four classes of four devices at 100 layers.
+static constexpr size_t kSuffixCells = 10500000;
 
 /// The devices, fastest (least time for the whole model) first.
 static std::vector<unsigned> fastestFirst(const PlanProblem &problem) {
@@ -795,25 +798,42 @@ static SuffixTables suffixTables(const PlanProblem &problem,
   tables.slowest = partitioner.suffixLargest();
 
   // Limits spaced geometrically from half the least stage time the floor
-  // allows up to the largest unhidden time of a plan below the cap.
+  // allows up to the largest unhidden time of a plan below the cap, and a
+  // quarter of them, more finely, from the least largest unhidden time of
+  // any whole plan up: the largest unhidden time of a plan lies there.
   double lambda = double(problem.options().microbatches - 1);
   double low = partitioner.forwardFloor() / 2;
   double high = lambda > 0 ? (capMs - partitioner.sumFloor()) / lambda : 0;
   if (!(high > low) || !std::isfinite(high))
     return tables;
-  limits.tabulateLargest = false;
-  // As many limits as keep the tables' cells within a million (each
-  // limit is one run of the dynamic program); none if fewer than 8 fit,
-  // too coarse to tell suffixes apart.
+  // As many limits as keep the tables within kSuffixCells (each limit is
+  // one run of the dynamic program); none if fewer than 8 fit, too coarse
+  // to tell suffixes apart.
   size_t numCells = tables.sum.size();
-  unsigned numLimits = std::min<size_t>(kSuffixLimits, 1000000 / numCells);
+  unsigned numLimits = std::min<size_t>(kSuffixLimits, kSuffixCells / numCells);
   if (numLimits < 8)
     return tables;
+  double wholePlans = kInf;
+  for (unsigned key = 0; key < tables.numKeys; ++key)
+    for (unsigned first = 0; first < tables.sizes.size(); ++first)
+      wholePlans =
+          std::min(wholePlans, tables.slowest[tables.index(0, key, first)]);
+  double fine = std::clamp(wholePlans, low, high);
+  unsigned numFine = numLimits / 4, numCoarse = numLimits - numFine;
+  SmallVector<double> &spaced = tables.limits;
+  for (unsigned i = 1; i <= numCoarse; ++i)
+    spaced.push_back(low * std::pow(high / low, double(i) / numCoarse));
+  for (unsigned i = 1; i <= numFine; ++i)
+    spaced.push_back(fine * std::pow(high / fine, double(i) / numFine));
+  llvm::sort(spaced);
+  spaced.erase(std::unique(spaced.begin(), spaced.end()), spaced.end());
+  numLimits = spaced.size();
+
+  limits.tabulateLargest = false;
   tables.sumWithin.assign(numCells * numLimits, kInf);
   for (unsigned i = 0; i < numLimits; ++i) {
-    limits.forward = low * std::pow(high / low, double(i + 1) / numLimits);
+    limits.forward = spaced[i];
     partitioner.search(limits);
-    tables.limits.push_back(limits.forward);
     const std::vector<double> &sums = partitioner.suffixSums();
     for (size_t cell = 0; cell < numCells; ++cell)
       tables.sumWithin[cell * numLimits + i] = sums[cell];
