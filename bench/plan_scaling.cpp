@@ -6,10 +6,11 @@
 // objective, and for the predicted (replayed) iteration time. Not a test: run
 // it by hand and record the table in docs/benchmarks.md.
 //
-//   build/bin/pipe-plan-scaling [LAYERS DEVICES KINDS HOSTS [SEED [M]]]
+//   build/bin/pipe-plan-scaling [LAYERS DEVICES KINDS HOSTS [SEED [M [STEPS]]]]
 //
 // With arguments, times that one case instead of the grid, with M
-// microbatches (16 by default).
+// microbatches (16 by default) and at most STEPS simulated steps for the
+// 1F1B replay search (PlanOptions::replaySteps by default).
 //===----------------------------------------------------------------------===//
 
 #include "pipe/Plan/RandomInstances.h"
@@ -36,13 +37,16 @@ int main(int argc, char **argv) {
                              {1000, 64, 4, 4}};
   unsigned seed = 1;
   int microbatches = 16;
-  const char *usage =
-      "usage: pipe-plan-scaling [LAYERS DEVICES KINDS(1-4) HOSTS [SEED [M]]]\n";
-  if (argc >= 5 && argc <= 7) {
+  uint64_t replaySteps = PlanOptions().replaySteps;
+  const char *usage = "usage: pipe-plan-scaling [LAYERS DEVICES KINDS(1-4) "
+                      "HOSTS [SEED [M [STEPS]]]]\n";
+  if (argc >= 5 && argc <= 8) {
     if (argc >= 6)
       seed = unsigned(std::atoi(argv[5]));
-    if (argc == 7)
+    if (argc >= 7)
       microbatches = std::atoi(argv[6]);
+    if (argc == 8)
+      replaySteps = std::strtoull(argv[7], nullptr, 10);
     Case one{unsigned(std::atoi(argv[1])), unsigned(std::atoi(argv[2])),
              unsigned(std::atoi(argv[3])), unsigned(std::atoi(argv[4]))};
     if (!one.layers || !one.devices || one.kinds < 1 || one.kinds > 4 ||
@@ -73,6 +77,7 @@ int main(int argc, char **argv) {
       options.microbatches = microbatches;
       options.optimizer = Optimizer::Adam;
       options.schedule = schedule;
+      options.replaySteps = replaySteps;
       PlanProblem problem(graph, cluster, options);
       auto start = std::chrono::steady_clock::now();
       llvm::Expected<PipelinePlan> plan = planPipeline(problem);

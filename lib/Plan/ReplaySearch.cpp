@@ -59,11 +59,6 @@ using namespace mlir::pipe;
 
 static constexpr double kInf = std::numeric_limits<double>::infinity();
 
-/// The search simulates at most this many pipeline steps in all (a replay
-/// of S stages and M microbatches is 2 S M steps, or 2 k M + (S - k) M / 2
-/// with stand-ins for all but k; pricing a stage, and a layer of a bound,
-/// count as one).
-static constexpr uint64_t kStepBudget = 160000000;
 /// The first search, for plans some way below the incumbent, gets this
 /// share of the budget: if it cannot finish there, the searches closer to
 /// the incumbent, which prune less, will not finish with the rest (four
@@ -663,7 +658,8 @@ bool ReplaySearch::run() {
 void mlir::pipe::searchLeastReplay(const PlanProblem &problem,
                                    PipelinePlan &plan, double floorMs,
                                    bool branch, const SuffixTables *tables) {
-  ReplaySearch search(problem, plan, branch ? kStepBudget : 0, tables);
+  ReplaySearch search(problem, plan, branch ? problem.options().replaySteps : 0,
+                      tables);
   // No plan replays faster than the floor: the plan is the least already.
   bool finished = search.bestMs() <= floorMs * (1 + 1e-12) || search.run();
   if (search.bestPlan() != ArrayRef<StagePlan>(plan.stages)) {

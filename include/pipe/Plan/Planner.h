@@ -126,6 +126,11 @@ struct PlanOptions {
   /// Models with more layers are planned on this many blocks of layers
   /// (the result then carries a proven gap instead of being exact).
   unsigned maxExactLayers = 256;
+  /// The 1F1B replay search simulates at most this many pipeline steps (a
+  /// replay of S stages and M microbatches is 2 S M steps, or
+  /// 2 k M + (S - k) M / 2 with stand-ins for all but k; pricing a stage
+  /// counts as 16). 0 keeps only its root bounds.
+  uint64_t replaySteps = 160000000;
 };
 
 /// One stage of a plan: layers [begin, end) on `device`.
