@@ -26,7 +26,6 @@ using namespace mlir;
 using namespace mlir::pipe;
 
 int main(int argc, char **argv) {
-  static const char *kinds[] = {"A100-80GB", "V100-32GB", "T4", "L4"};
   struct Case {
     unsigned layers, devices, kinds, hosts;
   };
@@ -66,11 +65,7 @@ int main(int argc, char **argv) {
   for (const Case &c : cases) {
     std::mt19937 rng(seed);
     LayerGraph graph = randomLayerGraph(rng, c.layers, int64_t(1) << 26);
-    Cluster cluster;
-    for (unsigned d = 0; d < c.devices; ++d)
-      cluster.devices.push_back({"d" + std::to_string(d),
-                                 "h" + std::to_string(d % c.hosts),
-                                 *lookupDeviceKind(kinds[d % c.kinds])});
+    Cluster cluster = roundRobinCluster(c.devices, c.kinds, c.hosts);
     for (Schedule schedule : {Schedule::OneFOneB, Schedule::GPipe}) {
       PlanOptions options;
       options.training = true;

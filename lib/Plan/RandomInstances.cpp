@@ -2,7 +2,9 @@
 
 #include "pipe/Plan/RandomInstances.h"
 
+#include <cassert>
 #include <cmath>
+#include <iterator>
 
 using namespace mlir;
 using namespace mlir::pipe;
@@ -61,5 +63,17 @@ Cluster mlir::pipe::randomCluster(std::mt19937 &rng, unsigned numDevices) {
     device.spec.memoryGB = std::round(memory(rng));
     cluster.devices.push_back(device);
   }
+  return cluster;
+}
+
+Cluster mlir::pipe::roundRobinCluster(unsigned numDevices, unsigned numKinds,
+                                      unsigned numHosts) {
+  static const char *kinds[] = {"A100-80GB", "V100-32GB", "T4", "L4"};
+  assert(numKinds >= 1 && numKinds <= std::size(kinds) && numHosts >= 1);
+  Cluster cluster;
+  for (unsigned d = 0; d < numDevices; ++d)
+    cluster.devices.push_back({"d" + std::to_string(d),
+                               "h" + std::to_string(d % numHosts),
+                               *lookupDeviceKind(kinds[d % numKinds])});
   return cluster;
 }

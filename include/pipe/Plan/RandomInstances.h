@@ -26,6 +26,11 @@ LayerGraph randomLayerGraph(std::mt19937 &rng, unsigned numLayers,
 /// hosts, with 1 to 6 GiB each, so that some plans do not fit.
 Cluster randomCluster(std::mt19937 &rng, unsigned numDevices);
 
+/// The scaling benchmark's cluster: device d is of the (d mod numKinds)-th
+/// of A100-80GB, V100-32GB, T4 and L4, on host d mod numHosts.
+Cluster roundRobinCluster(unsigned numDevices, unsigned numKinds,
+                          unsigned numHosts);
+
 } // namespace pipe
 } // namespace mlir
 
