@@ -651,7 +651,7 @@ bool ReplaySearch::run() {
     // Then the rest of the budget goes to a search at the best plan itself:
     // it proves little, but it finds faster plans the first target search
     // pruned, those between the target and the best (four kinds of devices
-    // at 100 layers on 16 devices, 0.7% faster on average).
+    // at 100 layers on 16 devices: 0.7% faster on average, up to 2.1%).
     if (exhausted() && phase == 0 && steps < budget) {
       phase = kLast - 1;
       continue;
