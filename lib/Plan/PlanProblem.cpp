@@ -252,15 +252,6 @@ bool PlanProblem::splitBottleneck() const {
   return opts.training && opts.schedule == Schedule::GPipe;
 }
 
-double PlanProblem::unhiddenMs(double forwardMs, double backwardMs,
-                               unsigned positionFromEnd) const {
-  int64_t m = opts.microbatches;
-  if (m < 2)
-    return forwardMs + backwardMs;
-  double hidden = double(std::min<int64_t>(positionFromEnd, m - 1)) / (m - 1);
-  return forwardMs + backwardMs - hidden * std::min(forwardMs, backwardMs);
-}
-
 PlanProblem::Times PlanProblem::times(ArrayRef<StagePlan> stages,
                                       bool unhidden) const {
   Times result;

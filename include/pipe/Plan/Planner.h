@@ -25,6 +25,7 @@
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/Error.h"
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -258,7 +259,14 @@ public:
   /// min(positionFromEnd, M - 1) / (M - 1) times the shorter of the two,
   /// which its warm-up may hide (docs/planner.md, "The least replay").
   double unhiddenMs(double forwardMs, double backwardMs,
-                    unsigned positionFromEnd) const;
+                    unsigned positionFromEnd) const {
+    int64_t m = opts.microbatches;
+    if (m < 2)
+      return forwardMs + backwardMs;
+    double hidden =
+        double(std::min<int64_t>(positionFromEnd, m - 1)) / double(m - 1);
+    return forwardMs + backwardMs - hidden * std::min(forwardMs, backwardMs);
+  }
 
   /// The closed-form objective of `stages` (docs/planner.md).
   double objectiveMs(llvm::ArrayRef<StagePlan> stages) const {
