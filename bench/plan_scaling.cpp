@@ -44,8 +44,14 @@ int main(int argc, char **argv) {
       seed = unsigned(std::atoi(argv[5]));
     if (argc >= 7)
       microbatches = std::atoi(argv[6]);
-    if (argc == 8)
-      replaySteps = std::strtoull(argv[7], nullptr, 10);
+    if (argc == 8) {
+      char *end = nullptr;
+      replaySteps = std::strtoull(argv[7], &end, 10);
+      if (*argv[7] == '-' || *end) {
+        llvm::errs() << usage;
+        return 1;
+      }
+    }
     Case one{unsigned(std::atoi(argv[1])), unsigned(std::atoi(argv[2])),
              unsigned(std::atoi(argv[3])), unsigned(std::atoi(argv[4]))};
     if (!one.layers || !one.devices || one.kinds < 1 || one.kinds > 4 ||

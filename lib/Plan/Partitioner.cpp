@@ -798,9 +798,10 @@ static SuffixTables suffixTables(const PlanProblem &problem,
   tables.slowest = partitioner.suffixLargest();
 
   // Limits spaced geometrically from half the least stage time the floor
-  // allows up to the largest unhidden time of a plan below the cap, and a
-  // quarter of them, more finely, from the least largest unhidden time of
-  // any whole plan up: the largest unhidden time of a plan lies there.
+  // allows up to the largest unhidden time of a plan below the cap; a
+  // quarter of them from the least largest unhidden time of any whole plan
+  // up, between the others where the largest unhidden time of every plan
+  // lies.
   double lambda = double(problem.options().microbatches - 1);
   double low = partitioner.forwardFloor() / 2;
   double high = lambda > 0 ? (capMs - partitioner.sumFloor()) / lambda : 0;
@@ -825,8 +826,12 @@ static SuffixTables suffixTables(const PlanProblem &problem,
     spaced.push_back(low * std::pow(high / low, double(i) / numCoarse));
   for (unsigned i = 1; i <= numFine; ++i)
     spaced.push_back(fine * std::pow(high / fine, double(i) / numFine));
+  // Both end at the cap: keep one of limits that differ by a rounding.
   llvm::sort(spaced);
-  spaced.erase(std::unique(spaced.begin(), spaced.end()), spaced.end());
+  spaced.erase(
+      std::unique(spaced.begin(), spaced.end(),
+                  [](double a, double b) { return b <= a * (1 + 1e-9); }),
+      spaced.end());
   numLimits = spaced.size();
 
   limits.tabulateLargest = false;

@@ -62,7 +62,8 @@ static constexpr double kInf = std::numeric_limits<double>::infinity();
 /// The first search, for plans some way below the incumbent, gets this
 /// share of the budget: if it cannot finish there, the searches closer to
 /// the incumbent, which prune less, will not finish with the rest (four
-/// kinds of devices at 100 layers on 16 devices).
+/// kinds of devices at 100 layers on 16 devices), and the rest goes to one
+/// search at the incumbent, for faster plans rather than a proof.
 static constexpr uint64_t kFirstTargetShare = 4;
 /// Pricing a stage (its memory and times, for each recompute) costs about
 /// as much as this many simulated steps.
@@ -626,7 +627,7 @@ bool ReplaySearch::run() {
   for (unsigned phase = budget ? 0 : kLast; phase <= kLast; ++phase) {
     double below = kBelow[phase];
     // A search that cannot prove even the first target within a share of
-    // the budget will not prove the best plan with the rest.
+    // the budget will not prove the best plan with the rest (below).
     limit = phase ? budget : budget / kFirstTargetShare;
     // Never below what an earlier search proved.
     target = std::max(best * (1 - below), proven);

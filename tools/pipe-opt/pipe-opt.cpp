@@ -204,7 +204,8 @@ static llvm::cl::opt<uint64_t> replaySteps(
     llvm::cl::desc("1F1B: the most pipeline steps the search for the least "
                    "replayed iteration simulates; more proves more plans "
                    "the least (default 160000000, about 0.65 s at 100 "
-                   "layers on 16 devices; 0: bounds only)"),
+                   "layers on 16 devices of two kinds; 0: bounds only). "
+                   "Past --plan-exact-layers only the bounds count"),
     llvm::cl::init(pipe::PlanOptions().replaySteps),
     llvm::cl::cat(planCategory));
 
