@@ -28,6 +28,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <limits>
 #include <numeric>
@@ -89,6 +91,12 @@ public:
   /// The plan of least sum under `limits`, if any.
   std::optional<std::vector<StagePlan>> search(const SearchLimits &limits);
 
+  /// For each of the ascending `limits` and each suffix (by cell), the
+  /// least sum of its plans whose unhidden stage times and transfers are all
+  /// within the limit, at [cell * limits.size() + limit]: one pass of the
+  /// dynamic program for every limit.
+  std::vector<double> sumsWithin(ArrayRef<double> limits);
+
   /// The last search's tables, by a suffix's first layer, devices used per
   /// class (SuffixTables) and first class: the least sum of its plans,
   /// and with SearchLimits::tabulateLargest the least largest stage time or
@@ -118,6 +126,28 @@ public:
   double highRatio() const { return std::max(1.0, ratioHigh); }
 
 private:
+  struct Priced {
+    double forward, backward, busy;
+    int64_t fixedBytes, stashBytes;
+  };
+  /// The costs of the stage [i, j) on class c with the recompute choice
+  /// `choiceIndex`, priced on first use for each end j (the dynamic
+  /// program visits the ends in turn).
+  const Priced &price(unsigned c, unsigned i, unsigned j, unsigned choiceIndex);
+  /// The transfer after layer j - 1 from device `from` of class c to
+  /// device `to` of class `next`.
+  double cutTime(unsigned j, unsigned c, unsigned from, unsigned next,
+                 unsigned to);
+  /// Sizes the tables of prices and transfers, and the microbatches in
+  /// flight by position, on the first search.
+  void preparePricing();
+  /// The first layers a stage ending before layer j may start at, least
+  /// and greatest: with hand-given cuts, only the boundary before.
+  std::pair<int, int> startRange(unsigned j) const {
+    if (previousBoundary.empty())
+      return {0, int(j) - 1};
+    return {previousBoundary[j], previousBoundary[j]};
+  }
   unsigned numKeys() const { return keyStages.size(); }
   unsigned numDevices() const { return problem.numDevices(); }
   size_t cellIndex(unsigned layer, unsigned key, unsigned next) const {
@@ -161,10 +191,6 @@ private:
     uint16_t next = 0;
     uint8_t recompute = 0;
   };
-  struct Priced {
-    double forward, backward, busy;
-    int64_t fixedBytes, stashBytes;
-  };
   std::vector<double> value, largest;
   std::vector<Choice> choice;
   /// The costs of the stages [i, pricedFor[c, i]) on class c, per recompute
@@ -175,6 +201,8 @@ private:
   /// (j, c, next); NaN until priced. Empty when a class's devices differ in
   /// their links.
   std::vector<double> cutByClass;
+  /// Microbatches in flight on a stage with this many stages after it.
+  std::vector<int64_t> inFlight;
 };
 
 } // namespace
@@ -316,6 +344,143 @@ bool Partitioner::classAllowed(unsigned key, unsigned cls) const {
   return usedOf(key, cls) < classes[cls].devices.size();
 }
 
+void Partitioner::preparePricing() {
+  unsigned numLayers = problem.numLayers();
+  unsigned numClasses = classes.size();
+  if (pricedFor.empty()) {
+    priced.resize(size_t(numClasses) * numLayers * recomputeChoices.size());
+    pricedFor.assign(size_t(numClasses) * numLayers, ~0u);
+  }
+  // Devices of a class share host and links unless the classes were
+  // simplified, so a class pair prices a cut.
+  if (!approximate && cutByClass.empty())
+    cutByClass.assign(size_t(numLayers + 1) * (numClasses + 1) *
+                          (numClasses + 1),
+                      std::numeric_limits<double>::quiet_NaN());
+  if (inFlight.empty()) {
+    inFlight.resize(numDevices() + 1);
+    for (unsigned p = 0; p < inFlight.size(); ++p)
+      inFlight[p] = microbatchesInFlight(
+          {0, p + 1, options.microbatches, options.schedule, options.training});
+  }
+}
+
+double Partitioner::cutTime(unsigned j, unsigned c, unsigned from,
+                            unsigned next, unsigned to) {
+  if (approximate)
+    return problem.cutMs(j - 1, from, to);
+  unsigned numClasses = classes.size();
+  double &x =
+      cutByClass[(size_t(j) * (numClasses + 1) + c) * (numClasses + 1) + next];
+  if (std::isnan(x))
+    x = problem.cutMs(j - 1, from, to);
+  return x;
+}
+
+const Partitioner::Priced &
+Partitioner::price(unsigned c, unsigned i, unsigned j, unsigned choiceIndex) {
+  // The costs of stages ending at j, per class, start and recompute: they
+  // do not depend on the rest of the state but for the stash's microbatches
+  // in flight.
+  unsigned numChoices = recomputeChoices.size();
+  size_t slot = size_t(c) * problem.numLayers() + i;
+  if (pricedFor[slot] != j) {
+    pricedFor[slot] = j;
+    for (unsigned r = 0; r < numChoices; ++r) {
+      StageCost cost = problem.stageCost(i, j, classes[c].devices.front(), 0,
+                                         recomputeChoices[r]);
+      const StageMemory &memory = cost.memory;
+      priced[slot * numChoices + r] = {
+          cost.forwardMs, cost.backwardMs + cost.recomputeMs, cost.busyMs(),
+          memory.total() -
+              memory.stashPerMicrobatch * memory.microbatchesInFlight,
+          memory.stashPerMicrobatch};
+    }
+  }
+  return priced[slot * numChoices + choiceIndex];
+}
+
+std::vector<double> Partitioner::sumsWithin(ArrayRef<double> limits) {
+  assert(!problem.splitBottleneck() && llvm::is_sorted(limits));
+  unsigned numLayers = problem.numLayers();
+  unsigned numClasses = classes.size();
+  unsigned none = numClasses;
+  unsigned width = limits.size();
+  double transfers = options.training ? 2 : 1;
+  size_t numCells = size_t(numLayers + 1) * numKeys() * (numClasses + 1);
+  std::vector<double> within(numCells * width, kInf);
+  std::fill_n(&within[cellIndex(numLayers, 0, none) * width], width, 0.0);
+  preparePricing();
+
+  // As search() under each limit, with the same early stops under the
+  // largest: stage times only grow as a stage starts earlier.
+  SmallVector<double> here(width);
+  for (unsigned j = numLayers; j > 0; --j) {
+    if (!previousBoundary.empty() && j != numLayers && previousBoundary[j] < 0)
+      continue;
+    for (unsigned key = 0; key < numKeys(); ++key) {
+      unsigned position = keyStages[key];
+      if (requiredStages && position >= requiredStages)
+        continue;
+      for (unsigned c = 0; c < numClasses; ++c) {
+        if (!classAllowed(key, c))
+          continue;
+        unsigned newKey = addStage(key, c);
+        unsigned device = representative(c, forcedOrder ? 0 : usedOf(key, c));
+        // Per limit, the best suffix to put the stage before, with its
+        // cut's transfer; it only falls as the limit grows.
+        std::fill(here.begin(), here.end(), kInf);
+        for (unsigned next = 0; next <= numClasses; ++next) {
+          const double *suffix = &within[cellIndex(j, key, next) * width];
+          if (suffix[width - 1] == kInf)
+            continue;
+          double x = 0;
+          if (next != none) {
+            unsigned nextUsed = forcedOrder ? 0 : usedOf(key, next) - 1;
+            x = cutTime(j, c, device, next, representative(next, nextUsed));
+          }
+          for (unsigned k = llvm::lower_bound(limits, x) - limits.begin();
+               k < width; ++k)
+            here[k] = std::min(here[k], suffix[k] + transfers * x);
+        }
+        unsigned reachable =
+            llvm::find_if(here, [](double v) { return v != kInf; }) -
+            here.begin();
+        if (reachable == width)
+          continue;
+        int64_t capacity = problem.capacityBytes(device);
+        auto [lowest, highest] = startRange(j);
+        for (int i = highest; i >= lowest; --i) {
+          double *cell = &within[cellIndex(i, newKey, c) * width];
+          // The limits from `done` up took the fastest recompute that fits
+          // within them already.
+          unsigned done = width;
+          bool longerMayDo = false;
+          for (unsigned r = 0; r < recomputeChoices.size() && done; ++r) {
+            const Priced &cost = price(c, i, j, r);
+            double slowest =
+                problem.unhiddenMs(cost.forward, cost.backward, position);
+            if (slowest > limits.back())
+              continue;
+            longerMayDo = true;
+            if (cost.fixedBytes + cost.stashBytes * inFlight[position] >
+                capacity)
+              continue;
+            unsigned from = std::max<unsigned>(
+                llvm::lower_bound(limits, slowest) - limits.begin(), reachable);
+            for (unsigned k = from; k < done; ++k)
+              cell[k] = std::min(cell[k], here[k] + cost.busy);
+            done = std::min(done, from);
+          }
+          if (!longerMayDo)
+            break;
+        }
+      }
+    }
+  }
+  return within;
+}
+
 std::optional<std::vector<StagePlan>>
 Partitioner::search(const SearchLimits &limits) {
   unsigned numLayers = problem.numLayers();
@@ -332,53 +497,7 @@ Partitioner::search(const SearchLimits &limits) {
   value[cellIndex(numLayers, 0, none)] =
       limits.overflow ? -kInf : 0; // an empty suffix overflows nothing
 
-  // The costs of stages ending at j, per class, start and recompute,
-  // computed on first use: they do not depend on the rest of the state
-  // but for the stash's microbatches in flight.
-  unsigned numChoices = recomputeChoices.size();
-  if (pricedFor.empty()) {
-    priced.resize(size_t(numClasses) * numLayers * numChoices);
-    pricedFor.assign(size_t(numClasses) * numLayers, ~0u);
-  }
-  // Devices of a class share host and links unless the classes were
-  // simplified, so a class pair prices a cut.
-  if (!approximate && cutByClass.empty())
-    cutByClass.assign(size_t(numLayers + 1) * (numClasses + 1) *
-                          (numClasses + 1),
-                      std::numeric_limits<double>::quiet_NaN());
-  auto cutTime = [&](unsigned j, unsigned c, unsigned from, unsigned next,
-                     unsigned to) {
-    if (approximate)
-      return problem.cutMs(j - 1, from, to);
-    double &x =
-        cutByClass[(size_t(j) * (numClasses + 1) + c) * (numClasses + 1) +
-                   next];
-    if (std::isnan(x))
-      x = problem.cutMs(j - 1, from, to);
-    return x;
-  };
-  auto price = [&](unsigned c, unsigned i, unsigned j,
-                   unsigned choiceIndex) -> const Priced & {
-    size_t slot = size_t(c) * numLayers + i;
-    if (pricedFor[slot] != j) {
-      pricedFor[slot] = j;
-      for (unsigned r = 0; r < numChoices; ++r) {
-        StageCost cost = problem.stageCost(i, j, classes[c].devices.front(), 0,
-                                           recomputeChoices[r]);
-        const StageMemory &memory = cost.memory;
-        priced[slot * numChoices + r] = {
-            cost.forwardMs, cost.backwardMs + cost.recomputeMs, cost.busyMs(),
-            memory.total() -
-                memory.stashPerMicrobatch * memory.microbatchesInFlight,
-            memory.stashPerMicrobatch};
-      }
-    }
-    return priced[slot * numChoices + choiceIndex];
-  };
-  std::vector<int64_t> inFlight(numDevices() + 1);
-  for (unsigned p = 0; p < inFlight.size(); ++p)
-    inFlight[p] = microbatchesInFlight(
-        {0, p + 1, options.microbatches, options.schedule, options.training});
+  preparePricing();
 
   // A suffix that uses a subset of another's devices, with the same first
   // class and no greater value, leaves the layers before it more devices
@@ -453,14 +572,13 @@ Partitioner::search(const SearchLimits &limits) {
         if (here == kInf)
           continue;
         int64_t capacity = problem.capacityBytes(device);
-        int lowest = previousBoundary.empty() ? 0 : previousBoundary[j];
-        int highest = previousBoundary.empty() ? int(j) - 1 : lowest;
+        auto [lowest, highest] = startRange(j);
         for (int i = highest; i >= lowest; --i) {
           // Whether a longer stage could still do: stage times and
           // (with the floor of the layers before) sums only grow as the
           // stage starts earlier. Memory does not always grow.
           bool longerMayDo = false;
-          for (unsigned r = 0; r < numChoices; ++r) {
+          for (unsigned r = 0; r < recomputeChoices.size(); ++r) {
             const Priced &cost = price(c, i, j, r);
             int64_t memory =
                 cost.fixedBytes + cost.stashBytes * inFlight[position];
@@ -779,9 +897,11 @@ static double replayFloor(const PlanProblem &problem, Partitioner &partitioner,
 /// classes are not the cluster's interchangeable devices. A plan replays
 /// below `capMs` only if its unhidden times are below a limit that
 /// follows from the floor's bound; the least sums under limits up to it
-/// tell which suffixes such a plan can have.
+/// tell which suffixes such a plan can have. `perLimit` runs the dynamic
+/// program once per limit (tabulateSuffixes).
 static SuffixTables suffixTables(const PlanProblem &problem,
-                                 Partitioner &partitioner, double capMs) {
+                                 Partitioner &partitioner, double capMs,
+                                 bool perLimit = false) {
   SuffixTables tables;
   tables.radix = partitioner.keyRadix();
   if (tables.radix.empty())
@@ -807,8 +927,8 @@ static SuffixTables suffixTables(const PlanProblem &problem,
   double high = lambda > 0 ? (capMs - partitioner.sumFloor()) / lambda : 0;
   if (!(high > low) || !std::isfinite(high))
     return tables;
-  // As many limits as keep the tables within kSuffixCells (each limit is
-  // one run of the dynamic program); none if fewer than 8 fit, too coarse
+  // As many limits as keep the tables within kSuffixCells (one pass of the
+  // dynamic program fills them all); none if fewer than 8 fit, too coarse
   // to tell suffixes apart.
   size_t numCells = tables.sum.size();
   unsigned numLimits = std::min<size_t>(kSuffixLimits, kSuffixCells / numCells);
@@ -834,6 +954,10 @@ static SuffixTables suffixTables(const PlanProblem &problem,
       spaced.end());
   numLimits = spaced.size();
 
+  if (!perLimit) {
+    tables.sumWithin = partitioner.sumsWithin(spaced);
+    return tables;
+  }
   limits.tabulateLargest = false;
   tables.sumWithin.assign(numCells * numLimits, kInf);
   for (unsigned i = 0; i < numLimits; ++i) {
@@ -844,6 +968,12 @@ static SuffixTables suffixTables(const PlanProblem &problem,
       tables.sumWithin[cell * numLimits + i] = sums[cell];
   }
   return tables;
+}
+
+SuffixTables mlir::pipe::tabulateSuffixes(const PlanProblem &problem,
+                                          double capMs, bool perLimit) {
+  Partitioner partitioner(problem);
+  return suffixTables(problem, partitioner, capMs, perLimit);
 }
 
 /// Prices the chosen plan on `problem`, bounds its gap when the search

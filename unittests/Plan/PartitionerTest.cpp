@@ -439,6 +439,44 @@ PlanOptions oneFOneBTraining(std::mt19937 &rng, int fewest) {
   return options;
 }
 
+/// The replay search's tables of least suffix sums under limits: one pass
+/// of the dynamic program for all limits gives, number for number, what
+/// one run per limit gives. Small instances of mixed devices, and the
+/// benchmark's of two and four kinds (with stage counts and cuts given).
+TEST(Partitioner, SuffixTablesInOnePassMatchOneRunPerLimit) {
+  std::mt19937 rng(31);
+  unsigned compared = 0;
+  auto compare = [&](const PlanProblem &problem, unsigned trial) {
+    Expected<PipelinePlan> plan = planPipeline(problem);
+    if (!plan) {
+      llvm::consumeError(plan.takeError());
+      return;
+    }
+    double cap = simulate(problem, plan->stages)->iterationMs;
+    SuffixTables onePass = tabulateSuffixes(problem, cap);
+    SuffixTables perLimit = tabulateSuffixes(problem, cap, /*perLimit=*/true);
+    EXPECT_EQ(onePass.limits, perLimit.limits) << "trial " << trial;
+    EXPECT_EQ(onePass.sumWithin, perLimit.sumWithin) << "trial " << trial;
+    compared += !onePass.limits.empty();
+  };
+  for (unsigned trial = 0; trial < 60; ++trial) {
+    SmallOneFOneB instance = smallOneFOneB(rng);
+    compare(PlanProblem(instance.graph, instance.cluster, instance.options),
+            trial);
+  }
+  for (unsigned trial = 0; trial < 6; ++trial) {
+    LayerGraph graph = randomLayerGraph(rng, 40, int64_t(1) << 26);
+    Cluster cluster = roundRobinCluster(8, trial % 2 ? 4 : 2, 1 + trial % 2);
+    PlanOptions options = oneFOneBTraining(rng, 2);
+    if (trial == 2)
+      options.stages = 5;
+    if (trial == 3)
+      options.cutAfter = {5, 11, 20, 31};
+    compare(PlanProblem(graph, cluster, options), 100 + trial);
+  }
+  EXPECT_GT(compared, 30u);
+}
+
 /// The 1F1B replay search started from the slowest plan that fits, not
 /// from the partitioner's: it must find the least replay itself, so every
 /// partial plan it skips as no faster than one it searched must be so.

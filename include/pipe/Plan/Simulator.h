@@ -212,6 +212,14 @@ struct SuffixTables {
   }
 };
 
+/// The tables the planner builds for `problem`'s 1F1B replay search,
+/// with limits up to what a plan replaying below `capMs` allows (none
+/// when its devices are not counted by class). With `perLimit`, from one
+/// run of the dynamic program per limit instead of one pass for all
+/// limits: the same tables, for tests.
+SuffixTables tabulateSuffixes(const PlanProblem &problem, double capMs,
+                              bool perLimit = false);
+
 /// Finds the 1F1B plan with the least replayed iteration time by branch
 /// and bound over every plan the options allow, starting from `plan`
 /// (lib/Plan/ReplaySearch.cpp). `floorMs` is a proven lower bound on every
