@@ -330,8 +330,9 @@ TEST(Partitioner, BlocksKeepDerivedBackwardCosts) {
 }
 
 /// Checks `plan`'s replay against the least over every plan of `problem`:
-/// never below it; equal to it when proven the least, else within the gap
-/// bound, which is then positive. Returns whether it is above the least.
+/// never below it; equal to it, with no gap, when proven the least, else
+/// within the gap bound, which is then positive. Returns whether it is
+/// above the least.
 bool checkAgainstLeastReplay(const PlanProblem &problem,
                              const PipelinePlan &plan, unsigned trial) {
   double replay = simulate(problem, plan.stages)->iterationMs;
@@ -339,10 +340,12 @@ bool checkAgainstLeastReplay(const PlanProblem &problem,
   EXPECT_GE(replay, least * (1 - 1e-9)) << "trial " << trial;
   EXPECT_GE(least, replay * (1 - plan.iterationGapBound) * (1 - 1e-12))
       << "trial " << trial;
-  if (plan.iterationExact)
+  if (plan.iterationExact) {
     EXPECT_NEAR(replay, least, 1e-9 * replay) << "trial " << trial;
-  else
+    EXPECT_EQ(plan.iterationGapBound, 0) << "trial " << trial;
+  } else {
     EXPECT_GT(plan.iterationGapBound, 0) << "trial " << trial;
+  }
   return replay > least * (1 + 1e-9);
 }
 
