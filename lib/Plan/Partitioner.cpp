@@ -851,8 +851,9 @@ static double objectiveFloor(const PlanProblem &problem) {
   Partitioner partitioner(problem);
   double floors = partitioner.forwardFloor() +
                   (problem.splitBottleneck() ? partitioner.backwardFloor() : 0);
-  return partitioner.sumFloor() +
-         double(problem.options().microbatches - 1) * floors;
+  return std::max(partitioner.sumFloor() +
+                      double(problem.options().microbatches - 1) * floors,
+                  relaxedFloorMs(problem, /*replay=*/false));
 }
 
 /// The least of sum + (M - 1) max(unhidden stage time, transfer) over
@@ -995,9 +996,10 @@ static PipelinePlan finishPlan(const PlanProblem &problem, PipelinePlan plan,
     refinePlanBySimulation(problem, plan);
     // Past the exact range (blocks of layers, simplified classes), the
     // branch and bound could not finish: only its root bounds count.
-    searchLeastReplay(problem, plan, proven ? replayFloorMs : 0,
-                      /*branch=*/proven,
-                      suffixes.empty() ? nullptr : &suffixes);
+    double floorMs = relaxedFloorMs(problem, /*replay=*/true);
+    searchLeastReplay(
+        problem, plan, proven ? std::max(replayFloorMs, floorMs) : floorMs,
+        /*branch=*/proven, suffixes.empty() ? nullptr : &suffixes);
   }
   return plan;
 }

@@ -339,6 +339,13 @@ std::vector<unsigned> baselineCuts(const PlanProblem &problem,
 /// for small problems.
 std::optional<PipelinePlan> exhaustivePlan(const PlanProblem &problem);
 
+/// A proven lower bound on every plan's objective, or with `replay` on
+/// every plan's replayed iteration time, from the Lagrangian dual of the
+/// relaxation that lets devices take any share of any layer
+/// (lib/Plan/RelaxedFloor.cpp). Cheap at any size: for plans past the
+/// exact range.
+double relaxedFloorMs(const PlanProblem &problem, bool replay);
+
 /// `bytes` for people: "1.5 GiB", "512 B".
 std::string formatBytes(int64_t bytes);
 

@@ -1,0 +1,199 @@
+//===- RelaxedFloor.cpp - Lagrangian floors under every plan --------------===//
+//
+// A plan's objective is the sum of its stage times plus M - 1 times the
+// slowest stage (docs/planner.md); a stage's time is the sum of its
+// layers' times on its device. Let devices take any share of any layer
+// (no contiguity, memory, recompute or transfers) and the least objective
+// is a linear program; any point of its Lagrangian dual bounds it from
+// below: for multipliers m_d >= 0 with sum_d m_d <= M - 1,
+//
+//   (M - 1) max_s t_s >= sum_d m_d load_d + (M - 1 - sum_d m_d) T0,
+//
+// where load_d is the time of the stage on device d and T0 any lower bound
+// on the slowest stage, so every plan's objective is at least
+//
+//   sum_l min_d (t_{l,d} + m_d w_{l,d}) + (M - 1 - sum_d m_d) T0.
+//
+// Devices of one kind share their multiplier (the dual is concave and
+// symmetric in them). The multipliers are found by exchanging budget
+// between pairs of kinds (and the T0 term), each exchange a concave line
+// search; wherever the search stops, the value is a proven bound.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pipe/Plan/Planner.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::pipe;
+
+static constexpr double kInf = std::numeric_limits<double>::infinity();
+
+namespace {
+/// The dual function of the relaxation: per layer and kind of device, the
+/// layer's time and its weight in the bottleneck term; the floor T0; and
+/// the bottleneck's budget M - 1, shared among the kinds and the floor.
+class Dual {
+public:
+  Dual(std::vector<double> times, std::vector<double> weights,
+       ArrayRef<double> counts, double lambda, double floor)
+      : times(std::move(times)), weights(std::move(weights)),
+        counts(counts.begin(), counts.end()), floor(floor) {
+    shares.assign(counts.size() + 1, 0);
+    shares.back() = lambda;
+  }
+
+  /// The dual's value at the current shares.
+  double value() const {
+    unsigned numKinds = counts.size();
+    double total = shares.back() * floor;
+    for (size_t at = 0; at < times.size(); at += numKinds) {
+      double least = kInf;
+      for (unsigned k = 0; k < numKinds; ++k)
+        least = std::min(least, times[at + k] +
+                                    shares[k] / counts[k] * weights[at + k]);
+      total += least;
+    }
+    return total;
+  }
+
+  /// Raises the value by moving budget between pairs of shares until no
+  /// move gains; returns the value.
+  double maximize() {
+    double best = value();
+    unsigned numShares = shares.size();
+    // Pairs of kinds only while they are few; moves to and from the floor
+    // always.
+    bool pairs = counts.size() <= kMaxPairedKinds;
+    for (unsigned round = 0; round < kMaxRounds; ++round) {
+      double before = best;
+      for (unsigned to = 0; to < numShares; ++to)
+        for (unsigned from = to + 1; from < numShares; ++from)
+          if (pairs || from + 1 == numShares)
+            best = exchange(to, from, best);
+      if (best <= before * (1 + 1e-9))
+        break;
+    }
+    return best;
+  }
+
+private:
+  /// The best move of budget from share `from` to share `to` (negative:
+  /// the other way), by golden-section search on the concave value; kept
+  /// if it beats `current`.
+  double exchange(unsigned to, unsigned from, double current) {
+    double low = -shares[to], high = shares[from];
+    if (high - low <= 0)
+      return current;
+    double keepTo = shares[to], keepFrom = shares[from];
+    auto move = [&](double delta) {
+      shares[to] = keepTo + delta;
+      shares[from] = keepFrom - delta;
+    };
+    auto at = [&](double delta) {
+      move(delta);
+      return value();
+    };
+    constexpr double kRatio = 0.6180339887498949;
+    double a = low, b = high;
+    double x1 = b - kRatio * (b - a), x2 = a + kRatio * (b - a);
+    double f1 = at(x1), f2 = at(x2);
+    for (unsigned i = 0; i < kGoldenSteps; ++i) {
+      if (f1 < f2) {
+        a = x1;
+        x1 = x2;
+        f1 = f2;
+        x2 = a + kRatio * (b - a);
+        f2 = at(x2);
+      } else {
+        b = x2;
+        x2 = x1;
+        f2 = f1;
+        x1 = b - kRatio * (b - a);
+        f1 = at(x1);
+      }
+    }
+    double found = std::max(f1, f2);
+    move(found > current ? (f1 >= f2 ? x1 : x2) : 0);
+    return std::max(found, current);
+  }
+
+  static constexpr unsigned kMaxPairedKinds = 12, kMaxRounds = 30,
+                            kGoldenSteps = 40;
+
+  std::vector<double> times, weights;
+  SmallVector<double> counts;
+  double floor;
+  /// The budget of each kind, then the floor's.
+  SmallVector<double> shares;
+};
+} // namespace
+
+double mlir::pipe::relaxedFloorMs(const PlanProblem &problem, bool replay) {
+  const PlanOptions &options = problem.options();
+  const Cluster &cluster = problem.cluster();
+  unsigned numLayers = problem.numLayers();
+  unsigned numDevices = problem.numDevices();
+  if (!numLayers || !numDevices)
+    return 0;
+  // One representative device per kind, and how many devices it stands
+  // for.
+  SmallVector<unsigned> kinds;
+  SmallVector<double> counts;
+  for (unsigned d = 0; d < numDevices; ++d) {
+    auto it = llvm::find_if(kinds, [&](unsigned k) {
+      return sameSpec(cluster.devices[k].spec, cluster.devices[d].spec);
+    });
+    if (it == kinds.end()) {
+      kinds.push_back(d);
+      counts.push_back(1);
+    } else {
+      counts[it - kinds.begin()] += 1;
+    }
+  }
+  unsigned numKinds = kinds.size();
+  double lambda = double(options.microbatches - 1);
+  bool training = options.training;
+  bool split = problem.splitBottleneck();
+
+  // Per layer and kind: forward plus backward time, and the time that
+  // counts in the bottleneck.
+  std::vector<double> times(size_t(numLayers) * numKinds),
+      weights(times.size());
+  for (unsigned l = 0; l < numLayers; ++l)
+    for (unsigned k = 0; k < numKinds; ++k) {
+      size_t at = size_t(l) * numKinds + k;
+      double forward = problem.layerForwardMs(l, kinds[k]);
+      double backward = training ? problem.layerBackwardMs(l, kinds[k]) : 0;
+      times[at] = forward + backward;
+      // Under 1F1B each stage adds at least its unhidden time to the
+      // replay, no less than its backward time (PlanProblem::unhiddenMs).
+      weights[at] = replay && training && !split ? backward : times[at];
+    }
+  // A floor on the bottleneck: the largest layer at its fastest, and the
+  // least total spread over every device; under GPipe, the slowest forward
+  // step plus the slowest backward step, each at least as large.
+  auto floorOf = [&](auto weightOf) {
+    double largest = 0, total = 0;
+    for (unsigned l = 0; l < numLayers; ++l) {
+      double least = kInf;
+      for (unsigned k = 0; k < numKinds; ++k)
+        least = std::min(least, weightOf(l, k));
+      largest = std::max(largest, least);
+      total += least;
+    }
+    return std::max(largest, total / double(numDevices));
+  };
+  double floor = floorOf([&](unsigned l, unsigned k) {
+    return weights[size_t(l) * numKinds + k];
+  });
+  if (split)
+    floor = std::max(floor, floorOf([&](unsigned l, unsigned k) {
+                              return problem.layerForwardMs(l, kinds[k]);
+                            }) + floorOf([&](unsigned l, unsigned k) {
+                              return problem.layerBackwardMs(l, kinds[k]);
+                            }));
+  Dual dual(std::move(times), std::move(weights), counts, lambda, floor);
+  return dual.maximize();
+}
