@@ -1070,6 +1070,45 @@ TEST(Partitioner, ManyDistinctDevicesUseTheFastest) {
     EXPECT_NE(stage.device, 19u) << "the slow T4 took a stage";
 }
 
+/// With too many devices to count even by kind, the fastest k take a stage
+/// each, and k is searched: slow devices that only lengthen the sum stay
+/// out. Every device its own class here: 4 A100s and 16 T4s.
+TEST(Partitioner, FastestDevicesTakeTheBestCount) {
+  std::mt19937 rng(21);
+  LayerGraph graph = randomLayerGraph(rng, 40, int64_t(1) << 20);
+  Cluster cluster;
+  for (unsigned d = 0; d < 20; ++d) {
+    Device device{"d" + std::to_string(d), "h",
+                  *lookupDeviceKind(d < 4 ? "A100-80GB" : "T4")};
+    device.spec.memoryGB = 16 + d; // every device its own class
+    cluster.devices.push_back(device);
+  }
+  for (Schedule schedule : {Schedule::OneFOneB, Schedule::GPipe}) {
+    PlanOptions options;
+    options.training = true;
+    options.schedule = schedule;
+    options.microbatches = 8;
+    Expected<PipelinePlan> plan =
+        planPipeline(PlanProblem(graph, cluster, options));
+    ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
+    EXPECT_FALSE(plan->exact);
+    double least = std::numeric_limits<double>::infinity();
+    unsigned leastCount = 0;
+    for (unsigned count = 1; count <= 20; ++count) {
+      options.stages = count;
+      Expected<PipelinePlan> fixed =
+          planPipeline(PlanProblem(graph, cluster, options));
+      ASSERT_TRUE(bool(fixed)) << llvm::toString(fixed.takeError());
+      if (fixed->optimalObjectiveMs < least) {
+        least = fixed->optimalObjectiveMs;
+        leastCount = count;
+      }
+    }
+    EXPECT_LT(leastCount, 20u);
+    EXPECT_NEAR(plan->optimalObjectiveMs, least, 1e-9 * least);
+  }
+}
+
 TEST(Partitioner, RejectsImpossibleStageCounts) {
   std::mt19937 rng(1);
   LayerGraph graph = randomLayerGraph(rng, 6, 1 << 20);
