@@ -48,10 +48,20 @@ static constexpr size_t kSuffixCells = 10500000;
 
 /// The devices, fastest (least time for the whole model) first.
 static std::vector<unsigned> fastestFirst(const PlanProblem &problem) {
+  // Devices as fast host by host (hosts in the order they first appear),
+  // so that neighbouring stages share a host's links where they can.
+  const Cluster &cluster = problem.cluster();
+  llvm::StringMap<unsigned> hostRank;
+  for (const Device &device : cluster.devices)
+    hostRank.try_emplace(device.host, hostRank.size());
   std::vector<unsigned> order(problem.numDevices());
   std::iota(order.begin(), order.end(), 0);
   llvm::stable_sort(order, [&](unsigned a, unsigned b) {
-    return problem.modelMs(a) < problem.modelMs(b);
+    double ta = problem.modelMs(a), tb = problem.modelMs(b);
+    if (ta != tb)
+      return ta < tb;
+    return hostRank.lookup(cluster.devices[a].host) <
+           hostRank.lookup(cluster.devices[b].host);
   });
   return order;
 }
@@ -1065,9 +1075,11 @@ coarsen(const PlanProblem &problem, unsigned groups) {
 
 /// Searches `problem`; with `tabulate`, also keeps the tables that bound
 /// the branch and bound over 1F1B replays (not for blocks of layers, whose
-/// tables would bound only the plans that cut between blocks).
-static llvm::Expected<SearchOutcome> searchPlan(const PlanProblem &problem,
-                                                bool tabulate);
+/// tables would bound only the plans that cut between blocks). Only plans
+/// whose objective is below `capMs` count: with a finite cap, an outcome
+/// that does not fit may only mean that none is below it.
+static llvm::Expected<SearchOutcome>
+searchPlan(const PlanProblem &problem, bool tabulate, double capMs = kInf);
 
 /// Plans a long model on blocks of layers, then maps the plan back.
 static llvm::Expected<SearchOutcome> planCoarsened(const PlanProblem &problem,
@@ -1175,7 +1187,7 @@ searchFastestCount(const PlanProblem &problem) {
     options.stages = count;
     PlanProblem fewer(problem.graph(), problem.cluster(), options);
     llvm::Expected<SearchOutcome> outcome =
-        searchPlan(fewer, /*tabulate=*/false);
+        searchPlan(fewer, /*tabulate=*/false, bestObjective);
     if (!outcome)
       return outcome.takeError();
     double objective = outcome->fits ? outcome->plan.objectiveMs : kInf;
@@ -1209,7 +1221,7 @@ searchFastestCount(const PlanProblem &problem) {
 }
 
 static llvm::Expected<SearchOutcome> searchPlan(const PlanProblem &problem,
-                                                bool tabulate) {
+                                                bool tabulate, double capMs) {
   Partitioner partitioner(problem);
   const PlanOptions &options = problem.options();
   if (partitioner.takesTheFastest() && !options.stages &&
@@ -1218,7 +1230,7 @@ static llvm::Expected<SearchOutcome> searchPlan(const PlanProblem &problem,
   int64_t m = options.microbatches;
 
   PipelinePlan best;
-  best.objectiveMs = kInf;
+  best.objectiveMs = capMs;
   bool split = problem.splitBottleneck();
   double lambda = double(m - 1);
   double floorForward = partitioner.forwardFloor();
@@ -1227,15 +1239,18 @@ static llvm::Expected<SearchOutcome> searchPlan(const PlanProblem &problem,
   // A quick plan bounds the search: a plan can only beat it with
   // sum + (M - 1) * (slowest steps) below its objective.
   if (std::optional<std::vector<StagePlan>> seed = seedPlan(problem)) {
-    best.objectiveMs = problem.objectiveMs(*seed);
-    best.stages = *seed;
+    double objective = problem.objectiveMs(*seed);
     best.paretoPlans.push_back(*seed);
-    if (m > 1) {
-      double slack = (best.objectiveMs - partitioner.sumFloor()) / lambda;
-      startForward = slack - floorBackward;
-      if (split)
-        startBackward = slack - floorForward;
+    if (objective < best.objectiveMs) {
+      best.objectiveMs = objective;
+      best.stages = *seed;
     }
+  }
+  if (m > 1 && best.objectiveMs < kInf) {
+    double slack = (best.objectiveMs - partitioner.sumFloor()) / lambda;
+    startForward = slack - floorBackward;
+    if (split)
+      startBackward = slack - floorForward;
   }
 
   // Searches may stop early: past this many, the result reports how far
@@ -1331,6 +1346,9 @@ static llvm::Expected<SearchOutcome> searchPlan(const PlanProblem &problem,
     }
     return outcome;
   }
+  // None below the cap.
+  if (capMs < kInf)
+    return SearchOutcome{std::move(best), false, false};
 
   // Nothing fits: the plan whose worst memory overflow is least.
   SearchLimits overflow;

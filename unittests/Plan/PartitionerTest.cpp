@@ -1109,6 +1109,32 @@ TEST(Partitioner, FastestDevicesTakeTheBestCount) {
   }
 }
 
+/// There, devices as fast go host by host: neighbouring stages share a
+/// host's links, and the pipeline crosses between the two hosts once,
+/// though the cluster file alternates them.
+TEST(Partitioner, FastestDevicesGoHostByHost) {
+  std::mt19937 rng(22);
+  LayerGraph graph = randomLayerGraph(rng, 40, int64_t(1) << 20);
+  Cluster cluster;
+  for (unsigned d = 0; d < 20; ++d) {
+    Device device{"d" + std::to_string(d), d % 2 ? "h1" : "h0",
+                  *lookupDeviceKind("A100-80GB")};
+    device.spec.memoryGB = 40 + d; // every device its own class
+    cluster.devices.push_back(device);
+  }
+  PlanOptions options;
+  options.microbatches = 8;
+  Expected<PipelinePlan> plan =
+      planPipeline(PlanProblem(graph, cluster, options));
+  ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
+  ASSERT_GT(plan->stages.size(), 4u);
+  unsigned crossings = 0;
+  for (unsigned s = 1; s < plan->stages.size(); ++s)
+    crossings += cluster.devices[plan->stages[s].device].host !=
+                 cluster.devices[plan->stages[s - 1].device].host;
+  EXPECT_LE(crossings, 1u);
+}
+
 TEST(Partitioner, RejectsImpossibleStageCounts) {
   std::mt19937 rng(1);
   LayerGraph graph = randomLayerGraph(rng, 6, 1 << 20);
