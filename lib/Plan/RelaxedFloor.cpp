@@ -157,6 +157,14 @@ double mlir::pipe::relaxedFloorMs(const PlanProblem &problem, bool replay) {
   bool training = options.training;
   bool split = problem.splitBottleneck();
 
+  // Under 1F1B each stage adds at least its unhidden time to the replay:
+  // its whole time less at most this share of its forward time, which its
+  // warm-up may hide (PlanProblem::unhiddenMs; a stage has fewer stages
+  // after it than there are devices or layers).
+  double hidden = 0;
+  if (replay && training && !split && lambda > 0)
+    hidden = std::min(double(std::min(numDevices, numLayers) - 1), lambda) /
+             lambda;
   // Per layer and kind: forward plus backward time, and the time that
   // counts in the bottleneck.
   std::vector<double> times(size_t(numLayers) * numKinds),
@@ -167,9 +175,7 @@ double mlir::pipe::relaxedFloorMs(const PlanProblem &problem, bool replay) {
       double forward = problem.layerForwardMs(l, kinds[k]);
       double backward = training ? problem.layerBackwardMs(l, kinds[k]) : 0;
       times[at] = forward + backward;
-      // Under 1F1B each stage adds at least its unhidden time to the
-      // replay, no less than its backward time (PlanProblem::unhiddenMs).
-      weights[at] = replay && training && !split ? backward : times[at];
+      weights[at] = times[at] - hidden * forward;
     }
   // A floor on the bottleneck: the largest layer at its fastest, and the
   // least total spread over every device; under GPipe, the slowest forward
