@@ -1269,14 +1269,20 @@ TEST(RelaxedFloor, BelowEveryPlan) {
   EXPECT_GT(blocked, 10u);
 }
 
+/// A random layer graph whose layers all run the same op.
+static LayerGraph identicalLayers(unsigned seed, unsigned numLayers) {
+  std::mt19937 rng(seed);
+  LayerGraph graph = randomLayerGraph(rng, numLayers, int64_t(1) << 20);
+  for (PlanLayer &layer : graph.layers)
+    layer.ops = {graph.layers.front().ops.front()};
+  return graph;
+}
+
 /// With identical devices and identical layers, as many per device, the
 /// floor is the optimum but for its transfers: the relaxation loses
 /// nothing else there.
 TEST(RelaxedFloor, TightOnIdenticalLayersAndDevices) {
-  std::mt19937 rng(7);
-  LayerGraph graph = randomLayerGraph(rng, 12, int64_t(1) << 20);
-  for (PlanLayer &layer : graph.layers)
-    layer.ops = {graph.layers.front().ops.front()};
+  LayerGraph graph = identicalLayers(7, 12);
   Cluster cluster;
   for (unsigned d = 0; d < 4; ++d)
     cluster.devices.push_back(
@@ -1301,6 +1307,45 @@ TEST(RelaxedFloor, TightOnIdenticalLayersAndDevices) {
     EXPECT_NEAR(relaxedFloorMs(problem, /*replay=*/false),
                 4 * stage + 7 * stage, 1e-6 * stage);
   }
+}
+
+/// With identical layers on two kinds of devices, the relaxation's optimum
+/// is the least over the share of layers on the first kind of a convex
+/// piecewise-linear function, at one of its breakpoints: the floor reaches
+/// it.
+TEST(RelaxedFloor, ReachesTheRelaxationsOptimum) {
+  LayerGraph graph = identicalLayers(8, 24);
+  Cluster cluster;
+  unsigned counts[] = {2, 3};
+  for (unsigned d = 0; d < 5; ++d)
+    cluster.devices.push_back({"d" + std::to_string(d), "h",
+                               *lookupDeviceKind(d < 2 ? "A100-80GB" : "T4")});
+  PlanOptions options;
+  options.training = true;
+  options.microbatches = 8;
+  PlanProblem problem(graph, cluster, options);
+  double layers = 24, lambda = 7;
+  double times[] = {
+      problem.layerForwardMs(0, 0) + problem.layerBackwardMs(0, 0),
+      problem.layerForwardMs(0, 2) + problem.layerBackwardMs(0, 2)};
+  double least = std::min(times[0], times[1]);
+  double floor = std::max(least, layers * least / 5);
+  // J(a) with a layers on the first kind, spread evenly on its devices.
+  auto objective = [&](double a) {
+    double b = layers - a;
+    return a * times[0] + b * times[1] +
+           lambda * std::max({a * times[0] / counts[0],
+                              b * times[1] / counts[1], floor});
+  };
+  double best = std::min(objective(0), objective(layers));
+  // Where the two kinds' loads meet, or one meets the floor.
+  double meet = layers * times[1] / counts[1] /
+                (times[0] / counts[0] + times[1] / counts[1]);
+  for (double a : {meet, floor * counts[0] / times[0],
+                   layers - floor * counts[1] / times[1]})
+    if (a >= 0 && a <= layers)
+      best = std::min(best, objective(a));
+  EXPECT_NEAR(relaxedFloorMs(problem, /*replay=*/false), best, 1e-6 * best);
 }
 
 /// Past the exact range (the scaling benchmark's 1000 layers on 64 devices
