@@ -80,10 +80,13 @@ public:
   /// gains; returns the value.
   double maximize() {
     double best = value();
+    double budget = shares.back();
+    // One microbatch: no bottleneck term, nothing to share.
+    if (!(budget > 0))
+      return best;
     unsigned numShares = shares.size();
     // Every share starts equal: the steps multiply them.
     SmallVector<double> bestShares(shares.begin(), shares.end());
-    double budget = shares.back();
     shares.assign(numShares, budget / numShares);
     SmallVector<double> gradient;
     for (unsigned step = 0; step < kGradientSteps; ++step) {
