@@ -95,7 +95,8 @@ struct SearchLimits {
 
 class Partitioner {
 public:
-  explicit Partitioner(const PlanProblem &problem);
+  /// `stages`, when not zero, fixes the stage count as --stages would.
+  explicit Partitioner(const PlanProblem &problem, unsigned stages = 0);
 
   /// The plan of least sum under `limits`, if any.
   std::optional<std::vector<StagePlan>> search(const SearchLimits &limits);
@@ -129,8 +130,8 @@ public:
   /// search: the result is then not proven optimal.
   bool isApproximate() const { return approximate; }
   /// Whether, with too many classes even by kind, the fastest devices take
-  /// one stage each, fastest first, as many as the options fix (else every
-  /// device or layer).
+  /// one stage each, fastest first: as many as the stage count fixed, else
+  /// one per device (or per layer), and the caller searches the count.
   bool takesTheFastest() const { return fastestOnly; }
   /// Bounds on (slowest backward step) / (slowest forward step) of any
   /// plan: a stage's backward-to-forward ratio lies between its layers'
@@ -220,8 +221,10 @@ private:
 
 } // namespace
 
-Partitioner::Partitioner(const PlanProblem &problem)
+Partitioner::Partitioner(const PlanProblem &problem, unsigned stages)
     : problem(problem), options(problem.options()) {
+  if (!stages)
+    stages = options.stages;
   const Cluster &cluster = problem.cluster();
   unsigned numDevices = cluster.devices.size();
   if (!options.deviceOrder.empty()) {
@@ -269,9 +272,10 @@ Partitioner::Partitioner(const PlanProblem &problem)
       classes.clear();
       for (unsigned device : fastestFirst(problem))
         classes.push_back({{device}});
-      // The stage count the options fix, else one stage per device (or
-      // per layer): the fastest devices take them.
-      unsigned wanted = options.stages ? options.stages
+      // The stage count fixed, else one stage per device (or per layer):
+      // the fastest devices take them (searchFastestCount searches the
+      // count).
+      unsigned wanted = stages ? stages
                         : !options.cutAfter.empty()
                             ? unsigned(options.cutAfter.size() + 1)
                             : std::min(numDevices, problem.numLayers());
@@ -296,7 +300,7 @@ Partitioner::Partitioner(const PlanProblem &problem)
         keyDigits[size_t(key) * classes.size() + c] = digit;
         keyStages[key] += digit;
       }
-    requiredStages = options.stages;
+    requiredStages = stages;
   }
 
   unsigned numLayers = problem.numLayers();
@@ -824,15 +828,15 @@ struct SearchOutcome {
 
 /// A quick feasible plan to bound the search: every device, fastest first,
 /// each taking a share of the layers proportional to its speed. None when
-/// the options fix part of the plan or it does not fit.
+/// the options or `stages` (when not zero) fix part of the plan, or when it
+/// does not fit.
 static std::optional<std::vector<StagePlan>>
-seedPlan(const PlanProblem &problem) {
+seedPlan(const PlanProblem &problem, unsigned stages) {
   const PlanOptions &options = problem.options();
   unsigned numDevices = problem.numDevices();
   unsigned numLayers = problem.numLayers();
   if (!options.cutAfter.empty() || !options.deviceOrder.empty() ||
-      (options.stages && options.stages != numDevices) ||
-      numLayers < numDevices)
+      (stages && stages != numDevices) || numLayers < numDevices)
     return std::nullopt;
   std::vector<unsigned> order = fastestFirst(problem);
   double speed = 0;
@@ -998,11 +1002,12 @@ static PipelinePlan finishPlan(const PlanProblem &problem, PipelinePlan plan,
   plan.objectiveMs = problem.objectiveMs(plan.stages);
   plan.optimalObjectiveMs = plan.objectiveMs;
   if (!proven) {
-    plan.exact = false;
+    // The search's own gap is about the plans it searched; the floor's
+    // holds for every plan, and a plan that meets it is the least.
     double floor = objectiveFloor(problem);
     plan.gapBound =
-        std::max(plan.gapBound,
-                 std::max(0.0, (plan.objectiveMs - floor) / plan.objectiveMs));
+        std::max(0.0, (plan.objectiveMs - floor) / plan.objectiveMs);
+    plan.exact = plan.gapBound <= 0;
   }
   plan.iterationExact = plan.exact;
   plan.iterationGapBound = plan.gapBound;
@@ -1077,9 +1082,12 @@ coarsen(const PlanProblem &problem, unsigned groups) {
 /// the branch and bound over 1F1B replays (not for blocks of layers, whose
 /// tables would bound only the plans that cut between blocks). Only plans
 /// whose objective is below `capMs` count: with a finite cap, an outcome
-/// that does not fit may only mean that none is below it.
-static llvm::Expected<SearchOutcome>
-searchPlan(const PlanProblem &problem, bool tabulate, double capMs = kInf);
+/// that does not fit may only mean that none is below it. `stages`, when
+/// not zero, fixes the stage count as --stages would.
+static llvm::Expected<SearchOutcome> searchPlan(const PlanProblem &problem,
+                                                bool tabulate,
+                                                double capMs = kInf,
+                                                unsigned stages = 0);
 
 /// Plans a long model on blocks of layers, then maps the plan back.
 static llvm::Expected<SearchOutcome> planCoarsened(const PlanProblem &problem,
@@ -1169,7 +1177,8 @@ mlir::pipe::planPipeline(const PlanProblem &problem) {
 /// With too many devices to count even by kind, each search takes the
 /// fastest k devices, one stage each: searches k for the least objective.
 /// Faster devices joining shorten the slowest stage; slower ones lengthen
-/// the sum (GPipe on 64 devices of four kinds: 7.4% below all 64).
+/// the sum (GPipe on 64 devices of four kinds: 7.4% below all 64). A local
+/// search: the objective need not be unimodal in k.
 static llvm::Expected<SearchOutcome>
 searchFastestCount(const PlanProblem &problem) {
   unsigned most = std::min(problem.numDevices(), problem.numLayers());
@@ -1178,16 +1187,13 @@ searchFastestCount(const PlanProblem &problem) {
   double bestObjective = kInf;
   unsigned bestCount = most;
   // Searches with the fastest `count` devices; returns whether that gave
-  // the best plan yet. The first search, with every device, gives the plan
-  // whose memory overflow is least when none fits.
+  // the best plan yet. The first search, with the most devices, gives the
+  // plan whose memory overflow is least when none fits.
   auto tryCount = [&](unsigned count) -> llvm::Expected<bool> {
     if (!tried.insert(count).second)
       return false;
-    PlanOptions options = problem.options();
-    options.stages = count;
-    PlanProblem fewer(problem.graph(), problem.cluster(), options);
     llvm::Expected<SearchOutcome> outcome =
-        searchPlan(fewer, /*tabulate=*/false, bestObjective);
+        searchPlan(problem, /*tabulate=*/false, bestObjective, count);
     if (!outcome)
       return outcome.takeError();
     double objective = outcome->fits ? outcome->plan.objectiveMs : kInf;
@@ -1198,8 +1204,14 @@ searchFastestCount(const PlanProblem &problem) {
     bestCount = count;
     return true;
   };
-  if (llvm::Error error = tryCount(most).takeError())
-    return std::move(error);
+  // Fewer devices may fit where more do not (a large layer lands on a
+  // small device when more devices share the layers): until some count
+  // fits, every count, the most first.
+  for (unsigned count = most; count >= 1 && bestObjective == kInf; --count)
+    if (llvm::Error error = tryCount(count).takeError())
+      return std::move(error);
+  if (bestObjective == kInf)
+    return std::move(*best);
   // A pattern search: steps from a quarter of the devices down to one.
   for (unsigned step = std::max(1u, most / 4); step; step /= 2) {
     for (bool moved = true; moved;) {
@@ -1221,11 +1233,13 @@ searchFastestCount(const PlanProblem &problem) {
 }
 
 static llvm::Expected<SearchOutcome> searchPlan(const PlanProblem &problem,
-                                                bool tabulate, double capMs) {
-  Partitioner partitioner(problem);
+                                                bool tabulate, double capMs,
+                                                unsigned stages) {
   const PlanOptions &options = problem.options();
-  if (partitioner.takesTheFastest() && !options.stages &&
-      options.cutAfter.empty())
+  if (!stages)
+    stages = options.stages;
+  Partitioner partitioner(problem, stages);
+  if (partitioner.takesTheFastest() && !stages && options.cutAfter.empty())
     return searchFastestCount(problem);
   int64_t m = options.microbatches;
 
@@ -1238,7 +1252,7 @@ static llvm::Expected<SearchOutcome> searchPlan(const PlanProblem &problem,
   double startForward = kInf, startBackward = kInf;
   // A quick plan bounds the search: a plan can only beat it with
   // sum + (M - 1) * (slowest steps) below its objective.
-  if (std::optional<std::vector<StagePlan>> seed = seedPlan(problem)) {
+  if (std::optional<std::vector<StagePlan>> seed = seedPlan(problem, stages)) {
     double objective = problem.objectiveMs(*seed);
     best.paretoPlans.push_back(*seed);
     if (objective < best.objectiveMs) {

@@ -26,6 +26,7 @@
 
 #include "pipe/Plan/Planner.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -117,7 +118,16 @@ public:
       if (best <= before * (1 + 1e-9))
         break;
     }
-    return best;
+    // The value at shares that are exactly feasible: none negative, and
+    // the kinds' no more than the budget, the floor's the rest.
+    double kindsTotal = 0;
+    for (unsigned k = 0; k + 1 < numShares; ++k)
+      kindsTotal += shares[k] = std::max(0.0, shares[k]);
+    if (kindsTotal > budget)
+      for (unsigned k = 0; k + 1 < numShares; ++k)
+        shares[k] *= budget / kindsTotal;
+    shares.back() = std::max(0.0, budget - std::min(kindsTotal, budget));
+    return value();
   }
 
 private:
@@ -130,8 +140,10 @@ private:
       return current;
     double keepTo = shares[to], keepFrom = shares[from];
     auto move = [&](double delta) {
-      shares[to] = keepTo + delta;
-      shares[from] = keepFrom - delta;
+      // Rounding may leave a golden-section point just outside the range.
+      delta = std::clamp(delta, low, high);
+      shares[to] = std::max(0.0, keepTo + delta);
+      shares[from] = std::max(0.0, keepFrom - delta);
     };
     auto at = [&](double delta) {
       move(delta);
@@ -180,25 +192,53 @@ double mlir::pipe::relaxedFloorMs(const PlanProblem &problem, bool replay) {
   unsigned numDevices = problem.numDevices();
   if (!numLayers || !numDevices)
     return 0;
-  // One representative device per kind, and how many devices it stands
-  // for.
-  SmallVector<unsigned> kinds;
-  SmallVector<double> counts;
-  for (unsigned d = 0; d < numDevices; ++d) {
-    auto it = llvm::find_if(kinds, [&](unsigned k) {
-      return sameSpec(cluster.devices[k].spec, cluster.devices[d].spec);
-    });
-    if (it == kinds.end()) {
-      kinds.push_back(d);
-      counts.push_back(1);
-    } else {
-      counts[it - kinds.begin()] += 1;
-    }
-  }
-  unsigned numKinds = kinds.size();
   double lambda = double(options.microbatches - 1);
   bool training = options.training;
   bool split = problem.splitBottleneck();
+  // A recompute the options force costs every stage its time.
+  Recompute forced = Recompute::None;
+  if (SmallVector<Recompute, 3> choices = problem.recomputeChoices();
+      training && choices.size() == 1)
+    forced = choices.front();
+  // Per device and layer: forward, and backward plus recompute time.
+  auto layerTimes = [&](unsigned d) {
+    std::vector<double> times(2 * size_t(numLayers));
+    for (unsigned l = 0; l < numLayers; ++l) {
+      times[2 * l] = problem.layerForwardMs(l, d);
+      if (training)
+        times[2 * l + 1] =
+            problem.layerBackwardMs(l, d) +
+            (forced == Recompute::None
+                 ? 0
+                 : problem.stageCost(l, l + 1, d, 0, forced).recomputeMs);
+    }
+    return times;
+  };
+  // Kinds: devices whose layers all take the same times (the relaxation
+  // ignores memory, so devices that differ only in memory are one kind),
+  // each with its layers' times and how many devices it stands for.
+  SmallVector<unsigned> kinds;
+  SmallVector<double> counts;
+  std::vector<std::vector<double>> kindTimes;
+  for (unsigned d = 0; d < numDevices; ++d) {
+    auto same = llvm::find_if(kinds, [&](unsigned k) {
+      return sameSpec(cluster.devices[k].spec, cluster.devices[d].spec);
+    });
+    if (same != kinds.end()) {
+      counts[same - kinds.begin()] += 1;
+      continue;
+    }
+    std::vector<double> times = layerTimes(d);
+    auto equal = llvm::find(kindTimes, times);
+    if (equal != kindTimes.end()) {
+      counts[equal - kindTimes.begin()] += 1;
+      continue;
+    }
+    kinds.push_back(d);
+    counts.push_back(1);
+    kindTimes.push_back(std::move(times));
+  }
+  unsigned numKinds = kinds.size();
 
   // Under 1F1B each stage adds at least its unhidden time to the replay:
   // its whole time less at most this share of its forward time, which its
@@ -208,16 +248,15 @@ double mlir::pipe::relaxedFloorMs(const PlanProblem &problem, bool replay) {
   if (replay && training && !split && lambda > 0)
     hidden =
         std::min(double(std::min(numDevices, numLayers) - 1), lambda) / lambda;
-  // Per layer and kind: forward plus backward time, and the time that
-  // counts in the bottleneck.
+  // Per layer and kind: its whole time, and the time that counts in the
+  // bottleneck.
   std::vector<double> times(size_t(numLayers) * numKinds),
       weights(times.size());
   for (unsigned l = 0; l < numLayers; ++l)
     for (unsigned k = 0; k < numKinds; ++k) {
       size_t at = size_t(l) * numKinds + k;
-      double forward = problem.layerForwardMs(l, kinds[k]);
-      double backward = training ? problem.layerBackwardMs(l, kinds[k]) : 0;
-      times[at] = forward + backward;
+      double forward = kindTimes[k][2 * l];
+      times[at] = forward + kindTimes[k][2 * l + 1];
       weights[at] = times[at] - hidden * forward;
     }
   // A floor on the bottleneck: the largest layer at its fastest, and the
@@ -239,9 +278,9 @@ double mlir::pipe::relaxedFloorMs(const PlanProblem &problem, bool replay) {
   });
   if (split)
     floor = std::max(floor, floorOf([&](unsigned l, unsigned k) {
-                              return problem.layerForwardMs(l, kinds[k]);
+                              return kindTimes[k][2 * l];
                             }) + floorOf([&](unsigned l, unsigned k) {
-                              return problem.layerBackwardMs(l, kinds[k]);
+                              return kindTimes[k][2 * l + 1];
                             }));
   Dual dual(std::move(times), std::move(weights), counts, lambda, floor);
   return dual.maximize();
