@@ -196,7 +196,8 @@ static llvm::cl::opt<unsigned> exactLayers(
     "plan-exact-layers",
     llvm::cl::desc("Plan models of up to this many layers (ONNX nodes) "
                    "exactly; longer ones on as many blocks of layers, with "
-                   "a proven gap (default 256)"),
+                   "a proven gap (default 256, and longer ones exactly too "
+                   "where that search is cheap)"),
     llvm::cl::init(256), llvm::cl::cat(planCategory));
 
 static llvm::cl::opt<uint64_t> replaySteps(
@@ -363,7 +364,8 @@ static pipe::PlanRequest planRequest() {
   options.microbatches = microbatches;
   options.precision = precision;
   options.stages = stages;
-  options.maxExactLayers = exactLayers;
+  if (exactLayers.getNumOccurrences())
+    options.maxExactLayers = exactLayers;
   options.replaySteps = replaySteps;
   switch (recompute) {
   case RecomputeChoice::Auto:

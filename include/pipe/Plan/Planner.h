@@ -125,8 +125,10 @@ struct PlanOptions {
   /// Hand-chosen devices, one per stage, in pipeline order.
   std::vector<unsigned> deviceOrder;
   /// Models with more layers are planned on this many blocks of layers
-  /// (the result then carries a proven gap instead of being exact).
-  unsigned maxExactLayers = 256;
+  /// (the result then carries a proven gap instead of being exact). Unset:
+  /// 256 blocks past 256 layers, unless the search over every layer is
+  /// cheap (docs/planner.md, "Scaling").
+  std::optional<unsigned> maxExactLayers;
   /// The 1F1B replay search simulates at most this many pipeline steps (a
   /// replay of S stages and M microbatches is 2 S M steps, or
   /// 2 k M + (S - k) M / 2 with stand-ins for all but k; pricing a stage
