@@ -53,8 +53,13 @@ static constexpr unsigned kExactLayers = 256;
 /// dynamic program (cells times the layers a stage spans on average): two
 /// kinds of devices at 500 layers on 16 devices (3.8 million) plan in
 /// 0.2 s under GPipe and 1.4 s under 1F1B, its replay search included;
-/// four kinds at 300 layers (18 million) take 2.3 and 7.3 s.
+/// four kinds at 300 layers (18 million) take 2.3 and 7.3 s. Under 1F1B
+/// training, where the replay's work grows with the stages, the estimate
+/// counts S / 32 times as much past 32 stages (1500 layers on 256 devices
+/// of one kind took 7.7 s without that).
 static constexpr double kCheapTransitions = 5e6;
+/// Past this many cells, the dynamic program's classes are simplified.
+static constexpr double kMaxCells = 4e6;
 
 /// The devices, fastest (least time for the whole model) first.
 static std::vector<unsigned> fastestFirst(const PlanProblem &problem) {
@@ -257,7 +262,6 @@ Partitioner::Partitioner(const PlanProblem &problem, unsigned stages)
         keys *= cls.devices.size() + 1;
       return keys * (classes.size() + 1) * (problem.numLayers() + 1);
     };
-    constexpr double kMaxCells = 4e6;
     if (cells() > kMaxCells) {
       approximate = true;
       std::vector<unsigned> byHost(numDevices);
@@ -1015,9 +1019,9 @@ static PipelinePlan finishPlan(const PlanProblem &problem, PipelinePlan plan,
     // The search's own gap is about the plans it searched; the floor's
     // holds for every plan, and a plan that meets it is the least.
     double floor = objectiveFloor(problem);
+    plan.exact = plan.objectiveMs <= floor * (1 + 1e-12);
     plan.gapBound =
-        std::max(0.0, (plan.objectiveMs - floor) / plan.objectiveMs);
-    plan.exact = plan.gapBound <= 0;
+        plan.exact ? 0 : (plan.objectiveMs - floor) / plan.objectiveMs;
   }
   plan.iterationExact = plan.exact;
   plan.iterationGapBound = plan.gapBound;
@@ -1045,8 +1049,12 @@ static bool layerSearchIsCheap(const PlanProblem &problem) {
     keys *= double(cls.size() + 1);
   double layers = problem.numLayers();
   double cells = keys * double(classes.size() + 1) * (layers + 1);
-  double span = layers / std::min<double>(problem.numDevices(), layers);
-  return cells * span < kCheapTransitions;
+  double stages = std::min<double>(problem.numDevices(), layers);
+  double work = cells * layers / stages;
+  const PlanOptions &options = problem.options();
+  if (options.training && options.schedule == Schedule::OneFOneB)
+    work *= std::max(1.0, stages / 32);
+  return cells <= kMaxCells && work < kCheapTransitions;
 }
 
 /// Merges consecutive layers into `groups` blocks of about equal time on
@@ -1202,6 +1210,19 @@ mlir::pipe::planPipeline(const PlanProblem &problem) {
                     outcome->suffixes);
 }
 
+/// Whether every layer alone, as the last stage with its leanest recompute,
+/// fits some device: else no plan fits.
+static bool everyLayerFitsSomewhere(const PlanProblem &problem) {
+  Recompute leanest = problem.recomputeChoices().back();
+  int64_t largest = 0;
+  for (unsigned d = 0; d < problem.numDevices(); ++d)
+    largest = std::max(largest, problem.capacityBytes(d));
+  for (unsigned l = 0; l < problem.numLayers(); ++l)
+    if (problem.stageMemory(l, l + 1, 0, leanest).total() > largest)
+      return false;
+  return true;
+}
+
 /// With too many devices to count even by kind, each search takes the
 /// fastest k devices, one stage each: searches k for the least objective.
 /// Faster devices joining shorten the slowest stage; slower ones lengthen
@@ -1220,8 +1241,13 @@ searchFastestCount(const PlanProblem &problem) {
   auto tryCount = [&](unsigned count) -> llvm::Expected<bool> {
     if (!tried.insert(count).second)
       return false;
+    // Past the first search, a finite cap: a count that fits nothing
+    // returns at once, without the plan whose overflow is least.
+    double cap =
+        best ? std::min(bestObjective, std::numeric_limits<double>::max())
+             : kInf;
     llvm::Expected<SearchOutcome> outcome =
-        searchPlan(problem, /*tabulate=*/false, bestObjective, count);
+        searchPlan(problem, /*tabulate=*/false, cap, count);
     if (!outcome)
       return outcome.takeError();
     double objective = outcome->fits ? outcome->plan.objectiveMs : kInf;
@@ -1234,10 +1260,15 @@ searchFastestCount(const PlanProblem &problem) {
   };
   // Fewer devices may fit where more do not (a large layer lands on a
   // small device when more devices share the layers): until some count
-  // fits, every count, the most first.
-  for (unsigned count = most; count >= 1 && bestObjective == kInf; --count)
-    if (llvm::Error error = tryCount(count).takeError())
-      return std::move(error);
+  // fits, every count, the most first; none when some layer fits no
+  // device even as the last stage.
+  if (llvm::Error error = tryCount(most).takeError())
+    return std::move(error);
+  if (bestObjective == kInf && everyLayerFitsSomewhere(problem))
+    for (unsigned count = most - 1; count >= 1 && bestObjective == kInf;
+         --count)
+      if (llvm::Error error = tryCount(count).takeError())
+        return std::move(error);
   if (bestObjective == kInf)
     return std::move(*best);
   // A pattern search: steps from a quarter of the devices down to one.

@@ -3,7 +3,8 @@
 // A plan's objective is the sum of its stage times plus M - 1 times the
 // slowest stage (docs/planner.md); a stage's time is the sum of its
 // layers' times on its device. Let devices take any share of any layer
-// (no contiguity, memory, recompute or transfers) and the least objective
+// (no contiguity, memory or transfers; recompute only where the options
+// force it on every stage) and the least objective
 // is a linear program; any point of its Lagrangian dual bounds it from
 // below: for multipliers m_d >= 0 with sum_d m_d <= M - 1,
 //

@@ -206,7 +206,7 @@ static llvm::cl::opt<uint64_t> replaySteps(
                    "replayed iteration simulates; more proves more plans "
                    "the least (default 160000000, about 0.65 s at 100 "
                    "layers on 16 devices of two kinds; 0: bounds only). "
-                   "Past --plan-exact-layers only the bounds count"),
+                   "On blocks of layers only the bounds count"),
     llvm::cl::init(pipe::PlanOptions().replaySteps),
     llvm::cl::cat(planCategory));
 

@@ -124,10 +124,11 @@ struct PlanOptions {
   std::vector<unsigned> cutAfter;
   /// Hand-chosen devices, one per stage, in pipeline order.
   std::vector<unsigned> deviceOrder;
-  /// Models with more layers are planned on this many blocks of layers
-  /// (the result then carries a proven gap instead of being exact). Unset:
-  /// 256 blocks past 256 layers, unless the search over every layer is
-  /// cheap (docs/planner.md, "Scaling").
+  /// Models with more layers are planned on this many blocks of layers (at
+  /// least the stage count; the result is then exact only if it meets the
+  /// relaxed floor, else it carries a proven gap); none with hand-given
+  /// cuts. Unset: 256 blocks past 256 layers, unless the search over every
+  /// layer is cheap (docs/planner.md, "Scaling").
   std::optional<unsigned> maxExactLayers;
   /// The 1F1B replay search simulates at most this many pipeline steps (a
   /// replay of S stages and M microbatches is 2 S M steps, or
