@@ -61,6 +61,17 @@ static constexpr double kCheapTransitions = 5e6;
 /// Past this many cells, the dynamic program's classes are simplified.
 static constexpr double kMaxCells = 4e6;
 
+/// Cells of the dynamic program over `numLayers` layers whose devices form
+/// classes of these sizes: per layer boundary, every count of devices used
+/// per class, and the class of the first stage (or none).
+static double dynamicProgramCells(unsigned numLayers,
+                                  ArrayRef<size_t> classSizes) {
+  double keys = 1;
+  for (size_t size : classSizes)
+    keys *= double(size + 1);
+  return keys * double(classSizes.size() + 1) * double(numLayers + 1);
+}
+
 /// The devices, fastest (least time for the whole model) first.
 static std::vector<unsigned> fastestFirst(const PlanProblem &problem) {
   // Devices as fast host by host (hosts in the order they first appear),
@@ -257,10 +268,10 @@ Partitioner::Partitioner(const PlanProblem &problem, unsigned stages)
     // of a class share a host); failing that, every device takes a stage,
     // fastest first.
     auto cells = [&] {
-      double keys = 1;
+      SmallVector<size_t> sizes;
       for (const DeviceClass &cls : classes)
-        keys *= cls.devices.size() + 1;
-      return keys * (classes.size() + 1) * (problem.numLayers() + 1);
+        sizes.push_back(cls.devices.size());
+      return dynamicProgramCells(problem.numLayers(), sizes);
     };
     if (cells() > kMaxCells) {
       approximate = true;
@@ -1042,13 +1053,12 @@ static PipelinePlan finishPlan(const PlanProblem &problem, PipelinePlan plan,
 /// interchangeable devices as classes, is small enough to run past
 /// kExactLayers: its cells times the layers a stage spans on average.
 static bool layerSearchIsCheap(const PlanProblem &problem) {
-  std::vector<std::vector<unsigned>> classes =
-      problem.cluster().interchangeableDevices();
-  double keys = 1;
-  for (const std::vector<unsigned> &cls : classes)
-    keys *= double(cls.size() + 1);
+  SmallVector<size_t> sizes;
+  for (const std::vector<unsigned> &cls :
+       problem.cluster().interchangeableDevices())
+    sizes.push_back(cls.size());
   double layers = problem.numLayers();
-  double cells = keys * double(classes.size() + 1) * (layers + 1);
+  double cells = dynamicProgramCells(problem.numLayers(), sizes);
   double stages = std::min<double>(problem.numDevices(), layers);
   double work = cells * layers / stages;
   const PlanOptions &options = problem.options();
