@@ -1,0 +1,191 @@
+//===- Partitioner.h - the dynamic program over suffixes --------*- C++ -*-===//
+//
+// The partitioner's dynamic program (Partitioner.cpp), which the searches
+// for the best plan (PlanSearch.cpp) run under changing limits.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PIPE_LIB_PLAN_PARTITIONER_H
+#define PIPE_LIB_PLAN_PARTITIONER_H
+
+#include "pipe/Plan/Planner.h"
+
+#include <limits>
+#include <optional>
+#include <vector>
+
+namespace mlir {
+namespace pipe {
+
+/// No limit.
+inline constexpr double kUnbounded = std::numeric_limits<double>::infinity();
+/// Past this many cells, the dynamic program's classes are simplified.
+inline constexpr double kMaxCells = 4e6;
+
+/// Cells of the dynamic program over `numLayers` layers whose devices form
+/// classes of these sizes: per layer boundary, every count of devices used
+/// per class, and the class of the first stage (or none).
+double dynamicProgramCells(unsigned numLayers, ArrayRef<size_t> classSizes);
+
+/// The devices, fastest (least time for the whole model) first.
+std::vector<unsigned> fastestFirst(const PlanProblem &problem);
+
+/// Interchangeable devices.
+struct DeviceClass {
+  SmallVector<unsigned> devices;
+};
+
+/// One run of the dynamic program.
+struct SearchLimits {
+  /// No forward (backward) step, stage or transfer, may take longer. With
+  /// a single bottleneck, `forward` bounds whole stages.
+  double forward = kUnbounded, backward = kUnbounded;
+  /// Plans whose sum exceeds this are of no use.
+  double sumCap = kUnbounded;
+  /// Minimize the worst memory overflow instead of time, ignoring memory
+  /// limits (to explain why nothing fits).
+  bool overflow = false;
+  /// Bound each stage's unhidden time (PlanProblem::unhiddenMs) instead of
+  /// its whole time: the search then minimizes a lower bound on the 1F1B
+  /// replay.
+  bool unhidden = false;
+  /// Also tabulate, per suffix, the least over its plans of the largest
+  /// stage time (unhidden, with `unhidden`) or transfer (suffixLargest).
+  /// Only without other limits.
+  bool tabulateLargest = false;
+};
+
+/// The dynamic program over suffixes of the layer order (see
+/// Partitioner.cpp): the least sum of stage and transfer times among the
+/// plans within given limits, with its tables kept from one search to the
+/// next.
+class Partitioner {
+public:
+  /// `stages`, when not zero, fixes the stage count as --stages would.
+  explicit Partitioner(const PlanProblem &problem, unsigned stages = 0);
+
+  /// The plan of least sum under `limits`, if any.
+  std::optional<std::vector<StagePlan>> search(const SearchLimits &limits);
+
+  /// For each of the ascending `limits` and each suffix (by cell), the
+  /// least sum of its plans whose unhidden stage times and transfers are all
+  /// within the limit, at [cell * limits.size() + limit]: one pass of the
+  /// dynamic program for every limit.
+  std::vector<double> sumsWithin(ArrayRef<double> limits);
+
+  /// The last search's tables, by a suffix's first layer, devices used per
+  /// class (SuffixTables) and first class: the least sum of its plans,
+  /// and with SearchLimits::tabulateLargest the least largest stage time or
+  /// transfer.
+  const std::vector<double> &suffixSums() const { return value; }
+  const std::vector<double> &suffixLargest() const { return largest; }
+  /// The classes' sizes and places in a key, when the classes are the
+  /// cluster's interchangeable devices; empty otherwise.
+  SmallVector<unsigned> keyRadix() const {
+    return forcedOrder || approximate
+               ? SmallVector<unsigned>()
+               : SmallVector<unsigned>(radix.begin(), radix.end());
+  }
+
+  /// Lower bounds on every plan's slowest forward and backward steps.
+  double forwardFloor() const { return floorForward; }
+  double backwardFloor() const { return floorBackward; }
+  /// A lower bound on every plan's sum.
+  double sumFloor() const { return prefixFloor.back(); }
+  /// Whether the device classes were simplified, which restricts the
+  /// search: the result is then not proven optimal.
+  bool isApproximate() const { return approximate; }
+  /// Whether, with too many classes even by kind, the fastest devices take
+  /// one stage each, fastest first: as many as the stage count fixed, else
+  /// one per device (or per layer), and the caller searches the count.
+  bool takesTheFastest() const { return fastestOnly; }
+  /// Bounds on (slowest backward step) / (slowest forward step) of any
+  /// plan: a stage's backward-to-forward ratio lies between its layers'
+  /// extremes, and a transfer is as slow both ways.
+  double lowRatio() const { return std::min(1.0, ratioLow); }
+  double highRatio() const { return std::max(1.0, ratioHigh); }
+
+private:
+  struct Priced {
+    double forward, backward, busy;
+    int64_t fixedBytes, stashBytes;
+  };
+  /// The costs of the stage [i, j) on class c with the recompute choice
+  /// `choiceIndex`, priced on first use for each end j (the dynamic
+  /// program visits the ends in turn).
+  const Priced &price(unsigned c, unsigned i, unsigned j, unsigned choiceIndex);
+  /// The transfer after layer j - 1 from device `from` of class c to
+  /// device `to` of class `next`.
+  double cutTime(unsigned j, unsigned c, unsigned from, unsigned next,
+                 unsigned to);
+  /// Sizes the tables of prices and transfers, and the microbatches in
+  /// flight by position, on the first search.
+  void preparePricing();
+  /// The first layers a stage ending before layer j may start at, least
+  /// and greatest: with hand-given cuts, only the boundary before.
+  std::pair<int, int> startRange(unsigned j) const {
+    if (previousBoundary.empty())
+      return {0, int(j) - 1};
+    return {previousBoundary[j], previousBoundary[j]};
+  }
+  unsigned numKeys() const { return keyStages.size(); }
+  unsigned numDevices() const { return problem.numDevices(); }
+  size_t cellIndex(unsigned layer, unsigned key, unsigned next) const {
+    return (size_t(layer) * numKeys() + key) * (classes.size() + 1) + next;
+  }
+  /// The class a stage at `positionFromEnd` may use from `key`, or all.
+  bool classAllowed(unsigned key, unsigned cls) const;
+  unsigned addStage(unsigned key, unsigned cls) const {
+    return forcedOrder ? key + 1 : key + radix[cls];
+  }
+  /// How many devices of class `cls` the suffix of `key` uses.
+  unsigned usedOf(unsigned key, unsigned cls) const {
+    return keyDigits[size_t(key) * classes.size() + cls];
+  }
+  unsigned representative(unsigned cls, unsigned used) const {
+    return classes[cls].devices[used];
+  }
+
+  const PlanProblem &problem;
+  const PlanOptions &options;
+  std::vector<DeviceClass> classes;
+  bool forcedOrder = false;
+  bool approximate = false, fastestOnly = false;
+  std::vector<unsigned> radix, keyStages;
+  /// The digits of every key: devices used per class.
+  std::vector<uint16_t> keyDigits;
+  /// The stage count a complete plan must have; 0 for any.
+  unsigned requiredStages = 0;
+  /// With hand-given cuts, the only boundary before each boundary.
+  std::vector<int> previousBoundary;
+  SmallVector<Recompute, 3> recomputeChoices;
+  /// Lower bounds on the time of layers [0, i) (any device).
+  std::vector<double> prefixFloor;
+  double floorForward = 0, floorBackward = 0;
+  double ratioLow = kUnbounded, ratioHigh = 0;
+  bool split = false;
+
+  // Kept from one search to the next, which differ only in their limits.
+  struct Choice {
+    uint32_t end = 0;
+    uint16_t next = 0;
+    uint8_t recompute = 0;
+  };
+  std::vector<double> value, largest;
+  std::vector<Choice> choice;
+  /// The costs of the stages [i, pricedFor[c, i]) on class c, per recompute
+  /// choice.
+  std::vector<Priced> priced;
+  std::vector<unsigned> pricedFor;
+  /// The transfer after layer j - 1 from class c to class next, by
+  /// (j, c, next); NaN until priced. Empty when a class's devices differ in
+  /// their links.
+  std::vector<double> cutByClass;
+  /// Microbatches in flight on a stage with this many stages after it.
+  std::vector<int64_t> inFlight;
+};
+
+} // namespace pipe
+} // namespace mlir
+
+#endif // PIPE_LIB_PLAN_PARTITIONER_H

@@ -1,0 +1,798 @@
+//===- PlanSearch.cpp - the search for the best plan ----------------------===//
+//
+// Drives the partitioner's dynamic program (Partitioner.cpp) to the plan
+// of least objective: a branch and bound over the slowest step (over two
+// for GPipe) from a quick seed plan; floors under every plan where the
+// search cannot finish; blocks of layers past the exact range; the
+// fastest devices when they are too many to count by class; the plan whose
+// memory overflow is least when nothing fits; and, for 1F1B, the
+// refinement and the search over replays (Refine.cpp, ReplaySearch.cpp).
+// See docs/planner.md, "The search".
+//
+//===----------------------------------------------------------------------===//
+
+#include "Partitioner.h"
+#include "pipe/Plan/Simulator.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <queue>
+#include <set>
+
+using namespace mlir;
+using namespace mlir::pipe;
+
+static constexpr double kInf = std::numeric_limits<double>::infinity();
+
+/// The limits on unhidden stage times under which the replay search gets
+/// tables of least suffix sums.
+static constexpr unsigned kSuffixLimits = 32;
+/// At most this many cells in all, over the limits (84 MB): 32 limits for
+/// four classes of four devices at 100 layers.
+static constexpr size_t kSuffixCells = 10500000;
+
+/// Past this many layers, the planner plans blocks of layers unless the
+/// options say otherwise or the search over every layer is cheap.
+static constexpr unsigned kExactLayers = 256;
+/// The search over every layer is cheap below this many transitions of its
+/// dynamic program (cells times the layers a stage spans on average): two
+/// kinds of devices at 500 layers on 16 devices (3.8 million) plan in
+/// 0.2 s under GPipe and 1.4 s under 1F1B, its replay search included;
+/// four kinds at 300 layers (18 million) take 2.3 and 7.3 s. Under 1F1B
+/// training, where the replay's work grows with the stages, the estimate
+/// counts S / 32 times as much past 32 stages (1500 layers on 256 devices
+/// of one kind took 7.7 s without that).
+static constexpr double kCheapTransitions = 5e6;
+
+/// Checks the hand-given parts of the options against the problem.
+static llvm::Error checkOptions(const PlanProblem &problem) {
+  const PlanOptions &options = problem.options();
+  unsigned numDevices = problem.numDevices();
+  unsigned numLayers = problem.numLayers();
+  unsigned stages = options.stages;
+  if (!options.cutAfter.empty()) {
+    unsigned fromCuts = options.cutAfter.size() + 1;
+    if (stages && stages != fromCuts)
+      return llvm::createStringError(llvm::formatv(
+          "--stages={0} disagrees with the {1} cut points of --cut-after, "
+          "which make {2} stages",
+          stages, options.cutAfter.size(), fromCuts));
+    stages = fromCuts;
+    for (unsigned i = 0; i < options.cutAfter.size(); ++i)
+      if (options.cutAfter[i] + 1 >= numLayers ||
+          (i && options.cutAfter[i] <= options.cutAfter[i - 1]))
+        return llvm::createStringError(
+            "--cut-after points must be distinct nodes in program order, "
+            "none of them the last");
+  }
+  if (!options.deviceOrder.empty()) {
+    if (stages && stages != options.deviceOrder.size())
+      return llvm::createStringError(
+          llvm::formatv("--device-order lists {0} device{1} for {2} stages",
+                        options.deviceOrder.size(),
+                        options.deviceOrder.size() == 1 ? "" : "s", stages));
+    stages = options.deviceOrder.size();
+  }
+  if (stages > numDevices)
+    return llvm::createStringError(
+        llvm::formatv("{0} stages need {0} devices, but the cluster has {1}",
+                      stages, numDevices));
+  if (stages > numLayers)
+    return llvm::createStringError(
+        llvm::formatv("{0} stages need {0} layers, but the model has {1}",
+                      stages, numLayers));
+  if (options.microbatches < 1 || options.microbatches > kMaxMicrobatches)
+    return llvm::createStringError(llvm::formatv(
+        "--microbatches must be between 1 and {0}", kMaxMicrobatches));
+  return llvm::Error::success();
+}
+
+namespace {
+/// Searches are counted; past the budget every search stops and records
+/// the least lower bound of what it left unexplored.
+struct SearchBudget {
+  unsigned left;
+  double unexplored = kInf;
+  bool exhausted() const { return left == 0; }
+};
+
+/// Minimizes value + lambda * slowest over the results of a probe, by
+/// branch and bound over the bound on `slowest`. probe(low, bound, valueCap)
+/// returns the least value among the results whose slowest is at most
+/// `bound`, if it is below `valueCap`. Results in [low, high] have a value
+/// of at least that of the probe at `high`, so an interval's lower bound is
+/// that value plus lambda times its low end; the result found dominates
+/// every result with a larger slowest, and the rest of the interval is
+/// halved so that good results, and with them tight bounds, come early.
+class BottleneckSearch {
+public:
+  struct Result {
+    double value, slowest, payload;
+  };
+
+  /// Only results below `cap` count; with `shared`, only those below
+  /// *shared - sharedOffset too (a bound that may fall while it runs).
+  BottleneckSearch(double lambda, double cap, SearchBudget &budget,
+                   const double *shared = nullptr, double sharedOffset = 0)
+      : lambda(lambda), best(cap), budget(budget), shared(shared),
+        sharedOffset(sharedOffset) {}
+
+  template <typename Probe>
+  void run(double low, double high, double floorValue, double offset,
+           Probe probe) {
+    struct Interval {
+      double low, high, bound;
+      bool operator<(const Interval &other) const {
+        return bound > other.bound;
+      }
+    };
+    std::priority_queue<Interval> queue;
+    auto push = [&](double lo, double hi, double value) {
+      if (lo > hi)
+        return;
+      if (lambda > 0 && std::isfinite(hi) && hi - lo > 1e-9 * hi) {
+        double middle = lo + (hi - lo) / 2;
+        queue.push({std::nextafter(middle, kInf), hi, value + lambda * middle});
+        hi = middle;
+      }
+      queue.push({lo, hi, value + lambda * lo});
+    };
+    push(low, high, floorValue);
+    while (!queue.empty()) {
+      Interval interval = queue.top();
+      queue.pop();
+      if (interval.bound >= incumbent())
+        break;
+      if (budget.exhausted()) {
+        budget.unexplored =
+            std::min(budget.unexplored, interval.bound + offset);
+        return;
+      }
+      std::optional<Result> found = probe(interval.low, interval.high,
+                                          incumbent() - lambda * interval.low);
+      if (!found)
+        continue;
+      double objective = found->value + lambda * found->slowest;
+      if (objective < best) {
+        best = objective;
+        bestPayload = found->payload;
+        foundAny = true;
+      }
+      if (lambda > 0)
+        push(interval.low, std::nextafter(found->slowest, 0.0), found->value);
+    }
+  }
+
+  bool found() const { return foundAny; }
+  double objective() const { return best; }
+  double payload() const { return bestPayload; }
+
+private:
+  double incumbent() const {
+    return shared ? std::min(best, *shared - sharedOffset) : best;
+  }
+
+  double lambda, best;
+  SearchBudget &budget;
+  const double *shared;
+  double sharedOffset;
+  double bestPayload = 0;
+  bool foundAny = false;
+};
+} // namespace
+
+namespace {
+/// What a search found: the best plan, or when nothing fits, the plan whose
+/// worst memory overflow is least.
+struct SearchOutcome {
+  PipelinePlan plan;
+  bool fits;
+  /// Whether the search was exhaustive under the objective.
+  bool proven;
+  /// For 1F1B training, a proven lower bound on every plan's replay (0 for
+  /// none), and bounds on what suffixes add to it (none when the classes
+  /// are simplified or the device order given).
+  double replayFloorMs = 0;
+  SuffixTables suffixes;
+};
+} // namespace
+
+/// A quick feasible plan to bound the search: every device, fastest first,
+/// each taking a share of the layers proportional to its speed. None when
+/// the options or `stages` (when not zero) fix part of the plan, or when it
+/// does not fit.
+static std::optional<std::vector<StagePlan>>
+seedPlan(const PlanProblem &problem, unsigned stages) {
+  const PlanOptions &options = problem.options();
+  unsigned numDevices = problem.numDevices();
+  unsigned numLayers = problem.numLayers();
+  if (!options.cutAfter.empty() || !options.deviceOrder.empty() ||
+      (stages && stages != numDevices) || numLayers < numDevices)
+    return std::nullopt;
+  std::vector<unsigned> order = fastestFirst(problem);
+  double speed = 0;
+  for (unsigned d = 0; d < numDevices; ++d)
+    speed += problem.modelMs(d) > 0 ? 1 / problem.modelMs(d) : 0;
+  std::vector<StagePlan> plan;
+  unsigned begin = 0;
+  for (unsigned s = 0; s < numDevices; ++s) {
+    unsigned device = order[s];
+    double total = problem.modelMs(device);
+    double share = total > 0 ? (1 / total) / speed : 0;
+    unsigned end = begin + 1;
+    double done = problem.layerForwardMs(begin, device) +
+                  problem.layerBackwardMs(begin, device);
+    while (end + (numDevices - 1 - s) < numLayers &&
+           (s + 1 == numDevices || done < share * total)) {
+      done += problem.layerForwardMs(end, device) +
+              problem.layerBackwardMs(end, device);
+      ++end;
+    }
+    plan.push_back({begin, end, device, Recompute::None});
+    begin = end;
+  }
+  if (!fitRecompute(problem, plan))
+    return std::nullopt;
+  return plan;
+}
+
+/// The objective of the best plan is at least this.
+static double objectiveFloor(const PlanProblem &problem) {
+  Partitioner partitioner(problem);
+  double floors = partitioner.forwardFloor() +
+                  (problem.splitBottleneck() ? partitioner.backwardFloor() : 0);
+  return std::max(partitioner.sumFloor() +
+                      double(problem.options().microbatches - 1) * floors,
+                  relaxedFloorMs(problem, /*replay=*/false));
+}
+
+/// The least of sum + (M - 1) max(unhidden stage time, transfer) over
+/// every plan the options allow, a lower bound on every 1F1B replay
+/// (docs/planner.md); `cap` if that is no less than `cap`. Zero when the
+/// search cannot prove it. Adds the plans it visits to `visited`: front-
+/// heavy plans whose warm-ups hide time, good seeds for the refinement.
+static double replayFloor(const PlanProblem &problem, Partitioner &partitioner,
+                          double cap,
+                          std::vector<std::vector<StagePlan>> &visited) {
+  if (partitioner.isApproximate())
+    return 0;
+  double lambda = double(problem.options().microbatches - 1);
+  SearchBudget budget{3000};
+  BottleneckSearch search(lambda, cap, budget);
+  // A stage's unhidden time is at least half its whole time; a plan below
+  // the cap has none longer than the cap's slack over the least sum.
+  double high = lambda > 0 ? (cap - partitioner.sumFloor()) / lambda : kInf;
+  search.run(
+      partitioner.forwardFloor() / 2, high, partitioner.sumFloor(), 0,
+      [&](double, double bound,
+          double sumCap) -> std::optional<BottleneckSearch::Result> {
+        --budget.left;
+        SearchLimits limits;
+        limits.forward = bound;
+        limits.sumCap = sumCap;
+        limits.unhidden = true;
+        std::optional<std::vector<StagePlan>> plan = partitioner.search(limits);
+        if (!plan)
+          return std::nullopt;
+        PlanProblem::Times times = problem.times(*plan, /*unhidden=*/true);
+        visited.push_back(std::move(*plan));
+        return BottleneckSearch::Result{times.sum, times.slowestForward, 0};
+      });
+  return std::min(search.objective(), budget.unexplored);
+}
+
+/// The partitioner's tables of least suffix sums and least largest
+/// unhidden times, for the branch and bound over replays; none when its
+/// classes are not the cluster's interchangeable devices. A plan replays
+/// below `capMs` only if its unhidden times are below a limit that
+/// follows from the floor's bound; the least sums under limits up to it
+/// tell which suffixes such a plan can have. `perLimit` runs the dynamic
+/// program once per limit (tabulateSuffixes).
+static SuffixTables suffixTables(const PlanProblem &problem,
+                                 Partitioner &partitioner, double capMs,
+                                 bool perLimit = false) {
+  SuffixTables tables;
+  tables.radix = partitioner.keyRadix();
+  if (tables.radix.empty())
+    return tables;
+  for (const std::vector<unsigned> &cls :
+       problem.cluster().interchangeableDevices())
+    tables.sizes.push_back(cls.size());
+  tables.numKeys = tables.radix.back() * (tables.sizes.back() + 1);
+  SearchLimits limits;
+  limits.unhidden = true;
+  limits.tabulateLargest = true;
+  partitioner.search(limits);
+  tables.sum = partitioner.suffixSums();
+  tables.slowest = partitioner.suffixLargest();
+
+  // Limits spaced geometrically from half the least stage time the floor
+  // allows up to the largest unhidden time of a plan below the cap; a
+  // quarter of them from the least largest unhidden time of any whole plan
+  // up, between the others where the largest unhidden time of every plan
+  // lies.
+  double lambda = double(problem.options().microbatches - 1);
+  double low = partitioner.forwardFloor() / 2;
+  double high = lambda > 0 ? (capMs - partitioner.sumFloor()) / lambda : 0;
+  if (!(high > low) || !std::isfinite(high))
+    return tables;
+  // As many limits as keep the tables within kSuffixCells (one pass of the
+  // dynamic program fills them all); none if fewer than 8 fit, too coarse
+  // to tell suffixes apart.
+  size_t numCells = tables.sum.size();
+  unsigned numLimits = std::min<size_t>(kSuffixLimits, kSuffixCells / numCells);
+  if (numLimits < 8)
+    return tables;
+  double wholePlans = kInf;
+  for (unsigned key = 0; key < tables.numKeys; ++key)
+    for (unsigned first = 0; first < tables.sizes.size(); ++first)
+      wholePlans =
+          std::min(wholePlans, tables.slowest[tables.index(0, key, first)]);
+  double fine = std::clamp(wholePlans, low, high);
+  unsigned numFine = numLimits / 4, numCoarse = numLimits - numFine;
+  SmallVector<double> &spaced = tables.limits;
+  for (unsigned i = 1; i <= numCoarse; ++i)
+    spaced.push_back(low * std::pow(high / low, double(i) / numCoarse));
+  for (unsigned i = 1; i <= numFine; ++i)
+    spaced.push_back(fine * std::pow(high / fine, double(i) / numFine));
+  // Both end at the cap: keep one of limits that differ by a rounding.
+  llvm::sort(spaced);
+  spaced.erase(
+      std::unique(spaced.begin(), spaced.end(),
+                  [](double a, double b) { return b <= a * (1 + 1e-9); }),
+      spaced.end());
+  numLimits = spaced.size();
+
+  if (!perLimit) {
+    tables.sumWithin = partitioner.sumsWithin(spaced);
+    return tables;
+  }
+  limits.tabulateLargest = false;
+  tables.sumWithin.assign(numCells * numLimits, kInf);
+  for (unsigned i = 0; i < numLimits; ++i) {
+    limits.forward = spaced[i];
+    partitioner.search(limits);
+    const std::vector<double> &sums = partitioner.suffixSums();
+    for (size_t cell = 0; cell < numCells; ++cell)
+      tables.sumWithin[cell * numLimits + i] = sums[cell];
+  }
+  return tables;
+}
+
+SuffixTables mlir::pipe::tabulateSuffixes(const PlanProblem &problem,
+                                          double capMs, bool perLimit) {
+  Partitioner partitioner(problem);
+  return suffixTables(problem, partitioner, capMs, perLimit);
+}
+
+/// Prices the chosen plan on `problem`, bounds its gap when the search
+/// was not exhaustive, and refines 1F1B plans on their replay.
+static PipelinePlan finishPlan(const PlanProblem &problem, PipelinePlan plan,
+                               bool proven, double replayFloorMs,
+                               const SuffixTables &suffixes) {
+  plan.objectiveMs = problem.objectiveMs(plan.stages);
+  plan.optimalObjectiveMs = plan.objectiveMs;
+  if (!proven) {
+    // The search's own gap is about the plans it searched; the floor's
+    // holds for every plan, and a plan that meets it is the least.
+    double floor = objectiveFloor(problem);
+    plan.exact = plan.objectiveMs <= floor * (1 + 1e-12);
+    plan.gapBound =
+        plan.exact ? 0 : (plan.objectiveMs - floor) / plan.objectiveMs;
+  }
+  plan.iterationExact = plan.exact;
+  plan.iterationGapBound = plan.gapBound;
+  if (problem.options().training &&
+      problem.options().schedule == Schedule::OneFOneB) {
+    refinePlanBySimulation(problem, plan);
+    // Past the exact range (blocks of layers, simplified classes), the
+    // branch and bound could not finish: only its root bounds count.
+    double floorMs = relaxedFloorMs(problem, /*replay=*/true);
+    searchLeastReplay(
+        problem, plan, proven ? std::max(replayFloorMs, floorMs) : floorMs,
+        /*branch=*/proven, suffixes.empty() ? nullptr : &suffixes);
+  }
+  return plan;
+}
+
+/// Whether the dynamic program over every layer, with the cluster's
+/// interchangeable devices as classes, is small enough to run past
+/// kExactLayers: its cells times the layers a stage spans on average.
+static bool layerSearchIsCheap(const PlanProblem &problem) {
+  SmallVector<size_t> sizes;
+  for (const std::vector<unsigned> &cls :
+       problem.cluster().interchangeableDevices())
+    sizes.push_back(cls.size());
+  double layers = problem.numLayers();
+  double cells = dynamicProgramCells(problem.numLayers(), sizes);
+  double stages = std::min<double>(problem.numDevices(), layers);
+  double work = cells * layers / stages;
+  const PlanOptions &options = problem.options();
+  if (options.training && options.schedule == Schedule::OneFOneB)
+    work *= std::max(1.0, stages / 32);
+  return cells <= kMaxCells && work < kCheapTransitions;
+}
+
+/// Merges consecutive layers into `groups` blocks of about equal time on
+/// the first device; returns the blocks' first layers.
+static std::pair<LayerGraph, std::vector<unsigned>>
+coarsen(const PlanProblem &problem, unsigned groups) {
+  const LayerGraph &fine = problem.graph();
+  unsigned numLayers = fine.layers.size();
+  std::vector<double> prefix(numLayers + 1, 0);
+  for (unsigned l = 0; l < numLayers; ++l)
+    prefix[l + 1] = prefix[l] + problem.layerForwardMs(l, 0) +
+                    problem.layerBackwardMs(l, 0);
+  std::vector<unsigned> starts = {0};
+  for (unsigned l = 1; l < numLayers; ++l) {
+    double target = prefix[numLayers] * starts.size() / groups;
+    bool behind = numLayers - l <= groups - starts.size();
+    if (starts.size() < groups && (prefix[l] >= target || behind))
+      starts.push_back(l);
+  }
+  LayerGraph coarse;
+  coarse.params = fine.params;
+  coarse.values = fine.values;
+  coarse.derivedBackward = fine.derivedBackward;
+  std::vector<int> group(numLayers);
+  for (unsigned g = 0; g < starts.size(); ++g) {
+    unsigned end = g + 1 < starts.size() ? starts[g + 1] : numLayers;
+    PlanLayer merged;
+    merged.name = fine.layers[starts[g]].name;
+    for (unsigned l = starts[g]; l < end; ++l) {
+      group[l] = g;
+      const PlanLayer &layer = fine.layers[l];
+      merged.ops.append(layer.ops.begin(), layer.ops.end());
+      merged.backwardOps.append(layer.backwardOps.begin(),
+                                layer.backwardOps.end());
+      merged.stashBytes += layer.stashBytes;
+      merged.contractionBytes += layer.contractionBytes;
+      merged.workspaceBytes =
+          std::max(merged.workspaceBytes, layer.workspaceBytes);
+      for (unsigned p : layer.params)
+        if (!llvm::is_contained(merged.params, p))
+          merged.params.push_back(p);
+      for (unsigned v : layer.inputs) {
+        int producer = fine.values[v].producer;
+        if ((producer < 0 || producer < int(starts[g])) &&
+            !llvm::is_contained(merged.inputs, v))
+          merged.inputs.push_back(v);
+      }
+    }
+    coarse.layers.push_back(std::move(merged));
+  }
+  for (PlanValue &value : coarse.values)
+    if (value.producer >= 0)
+      value.producer = group[value.producer];
+  return {std::move(coarse), std::move(starts)};
+}
+
+/// Searches `problem`; with `tabulate`, also keeps the tables that bound
+/// the branch and bound over 1F1B replays (not for blocks of layers, whose
+/// tables would bound only the plans that cut between blocks). Only plans
+/// whose objective is below `capMs` count: with a finite cap, an outcome
+/// that does not fit may only mean that none is below it. `stages`, when
+/// not zero, fixes the stage count as --stages would.
+static llvm::Expected<SearchOutcome> searchPlan(const PlanProblem &problem,
+                                                bool tabulate,
+                                                double capMs = kInf,
+                                                unsigned stages = 0);
+
+/// Plans a long model on blocks of layers, then maps the plan back.
+static llvm::Expected<SearchOutcome> planCoarsened(const PlanProblem &problem,
+                                                   unsigned groups) {
+  auto [coarse, starts] = coarsen(problem, groups);
+  PlanProblem coarseProblem(coarse, problem.cluster(), problem.options());
+  llvm::Expected<SearchOutcome> outcome =
+      searchPlan(coarseProblem, /*tabulate=*/false);
+  if (!outcome)
+    return outcome.takeError();
+  PipelinePlan *plan = &outcome->plan;
+  unsigned numLayers = problem.numLayers();
+  auto toFine = [&, &starts = starts](std::vector<StagePlan> &stages) {
+    for (StagePlan &stage : stages) {
+      stage.begin = starts[stage.begin];
+      stage.end = stage.end < starts.size() ? starts[stage.end] : numLayers;
+    }
+  };
+  toFine(plan->stages);
+  for (std::vector<StagePlan> &stages : plan->paretoPlans)
+    toFine(stages);
+  for (std::vector<StagePlan> &stages : plan->floorPlans)
+    toFine(stages);
+  plan->exact = false;
+  return outcome;
+}
+
+/// Explains why `closest`, the plan whose worst memory overflow is least,
+/// does not fit: which device, which stage, by how much.
+static llvm::Error describeOverflow(const PlanProblem &problem,
+                                    ArrayRef<StagePlan> closest) {
+  double worst = -kInf;
+  std::string where;
+  for (auto [s, stage] : llvm::enumerate(closest)) {
+    StageMemory memory = problem.stageMemory(
+        stage.begin, stage.end, closest.size() - 1 - s, stage.recompute);
+    int64_t capacity = problem.capacityBytes(stage.device);
+    double over = double(memory.total() - capacity);
+    if (over > worst) {
+      worst = over;
+      const Device &device = problem.cluster().devices[stage.device];
+      where = llvm::formatv(
+          "device '{0}' ({1}, {2}) would hold stage {3} ('{4}' to '{5}') "
+          "needing {6}: {7} short",
+          device.name, device.spec.kind, formatBytes(capacity), s,
+          problem.graph().layers[stage.begin].name,
+          problem.graph().layers[stage.end - 1].name,
+          formatBytes(memory.total()), formatBytes(int64_t(over)));
+    }
+  }
+  return llvm::createStringError(
+      "the model does not fit the cluster's memory; in the plan that comes "
+      "closest, " +
+      where);
+}
+
+llvm::Expected<PipelinePlan>
+mlir::pipe::planPipeline(const PlanProblem &problem) {
+  if (llvm::Error error = checkOptions(problem))
+    return std::move(error);
+  const PlanOptions &options = problem.options();
+  // Past this many layers, blocks of layers are planned instead; never
+  // fewer blocks than the stages the plan may need.
+  unsigned stages = options.stages ? options.stages
+                    : options.deviceOrder.empty()
+                        ? problem.numDevices()
+                        : unsigned(options.deviceOrder.size());
+  unsigned maxLayers =
+      std::max({options.maxExactLayers.value_or(kExactLayers), stages, 2u});
+  bool coarsened = problem.numLayers() > maxLayers &&
+                   options.cutAfter.empty() &&
+                   (options.maxExactLayers || !layerSearchIsCheap(problem));
+  llvm::Expected<SearchOutcome> outcome =
+      coarsened ? planCoarsened(problem, maxLayers)
+                : searchPlan(problem, /*tabulate=*/true);
+  // Blocks may fit nowhere where finer cuts fit: then search every layer.
+  if (coarsened && outcome && !outcome->fits) {
+    coarsened = false;
+    outcome = searchPlan(problem, /*tabulate=*/true);
+  }
+  if (!outcome)
+    return outcome.takeError();
+  if (!outcome->fits)
+    return describeOverflow(problem, outcome->plan.stages);
+  return finishPlan(problem, std::move(outcome->plan),
+                    outcome->proven && !coarsened, outcome->replayFloorMs,
+                    outcome->suffixes);
+}
+
+/// Whether every layer alone, as the last stage with its leanest recompute,
+/// fits some device: else no plan fits.
+static bool everyLayerFitsSomewhere(const PlanProblem &problem) {
+  Recompute leanest = problem.recomputeChoices().back();
+  int64_t largest = 0;
+  for (unsigned d = 0; d < problem.numDevices(); ++d)
+    largest = std::max(largest, problem.capacityBytes(d));
+  for (unsigned l = 0; l < problem.numLayers(); ++l)
+    if (problem.stageMemory(l, l + 1, 0, leanest).total() > largest)
+      return false;
+  return true;
+}
+
+/// With too many devices to count even by kind, each search takes the
+/// fastest k devices, one stage each: searches k for the least objective.
+/// Faster devices joining shorten the slowest stage; slower ones lengthen
+/// the sum (GPipe on 64 devices of four kinds: 7.4% below all 64). A local
+/// search: the objective need not be unimodal in k.
+static llvm::Expected<SearchOutcome>
+searchFastestCount(const PlanProblem &problem) {
+  unsigned most = std::min(problem.numDevices(), problem.numLayers());
+  std::set<unsigned> tried;
+  std::optional<SearchOutcome> best;
+  double bestObjective = kInf;
+  unsigned bestCount = most;
+  // Searches with the fastest `count` devices; returns whether that gave
+  // the best plan yet. The first search, with the most devices, gives the
+  // plan whose memory overflow is least when none fits.
+  auto tryCount = [&](unsigned count) -> llvm::Expected<bool> {
+    if (!tried.insert(count).second)
+      return false;
+    // Past the first search, a finite cap: a count that fits nothing
+    // returns at once, without the plan whose overflow is least.
+    double cap =
+        best ? std::min(bestObjective, std::numeric_limits<double>::max())
+             : kInf;
+    llvm::Expected<SearchOutcome> outcome =
+        searchPlan(problem, /*tabulate=*/false, cap, count);
+    if (!outcome)
+      return outcome.takeError();
+    double objective = outcome->fits ? outcome->plan.objectiveMs : kInf;
+    if (best && objective >= bestObjective)
+      return false;
+    best = std::move(*outcome);
+    bestObjective = objective;
+    bestCount = count;
+    return true;
+  };
+  // Fewer devices may fit where more do not (a large layer lands on a
+  // small device when more devices share the layers): until some count
+  // fits, every count, the most first; none when some layer fits no
+  // device even as the last stage.
+  if (llvm::Error error = tryCount(most).takeError())
+    return std::move(error);
+  if (bestObjective == kInf && everyLayerFitsSomewhere(problem))
+    for (unsigned count = most - 1; count >= 1 && bestObjective == kInf;
+         --count)
+      if (llvm::Error error = tryCount(count).takeError())
+        return std::move(error);
+  if (bestObjective == kInf)
+    return std::move(*best);
+  // A pattern search: steps from a quarter of the devices down to one.
+  for (unsigned step = std::max(1u, most / 4); step; step /= 2) {
+    for (bool moved = true; moved;) {
+      moved = false;
+      for (int count : {int(bestCount) - int(step), int(bestCount + step)}) {
+        if (count < 1 || count > int(most))
+          continue;
+        llvm::Expected<bool> better = tryCount(count);
+        if (!better)
+          return better.takeError();
+        if (*better) {
+          moved = true;
+          break;
+        }
+      }
+    }
+  }
+  return std::move(*best);
+}
+
+static llvm::Expected<SearchOutcome> searchPlan(const PlanProblem &problem,
+                                                bool tabulate, double capMs,
+                                                unsigned stages) {
+  const PlanOptions &options = problem.options();
+  if (!stages)
+    stages = options.stages;
+  Partitioner partitioner(problem, stages);
+  if (partitioner.takesTheFastest() && !stages && options.cutAfter.empty())
+    return searchFastestCount(problem);
+  int64_t m = options.microbatches;
+
+  PipelinePlan best;
+  best.objectiveMs = capMs;
+  bool split = problem.splitBottleneck();
+  double lambda = double(m - 1);
+  double floorForward = partitioner.forwardFloor();
+  double floorBackward = split ? partitioner.backwardFloor() : 0;
+  double startForward = kInf, startBackward = kInf;
+  // A quick plan bounds the search: a plan can only beat it with
+  // sum + (M - 1) * (slowest steps) below its objective.
+  if (std::optional<std::vector<StagePlan>> seed = seedPlan(problem, stages)) {
+    double objective = problem.objectiveMs(*seed);
+    best.paretoPlans.push_back(*seed);
+    if (objective < best.objectiveMs) {
+      best.objectiveMs = objective;
+      best.stages = *seed;
+    }
+  }
+  if (m > 1 && best.objectiveMs < kInf) {
+    double slack = (best.objectiveMs - partitioner.sumFloor()) / lambda;
+    startForward = slack - floorBackward;
+    if (split)
+      startBackward = slack - floorForward;
+  }
+
+  // Searches may stop early: past this many, the result reports how far
+  // from the optimum it can be.
+  SearchBudget budget{3000};
+  auto record = [&](std::vector<StagePlan> plan,
+                    const PlanProblem::Times &times) {
+    double objective = times.objective(m);
+    best.paretoPlans.push_back(plan);
+    if (objective < best.objectiveMs) {
+      best.stages = std::move(plan);
+      best.objectiveMs = objective;
+    }
+  };
+  // The least-sum plan whose slowest forward (backward) step is at most
+  // `forward` (`backward`), if its sum is below `sumCap`.
+  auto probe =
+      [&](double forward, double backward, double sumCap,
+          bool overBackward) -> std::optional<BottleneckSearch::Result> {
+    --budget.left;
+    SearchLimits limits;
+    limits.forward = forward;
+    limits.backward = backward;
+    limits.sumCap = sumCap;
+    std::optional<std::vector<StagePlan>> plan = partitioner.search(limits);
+    if (!plan)
+      return std::nullopt;
+    PlanProblem::Times times = problem.times(*plan);
+    record(std::move(*plan), times);
+    if (overBackward)
+      return BottleneckSearch::Result{times.sum, times.slowestBackward,
+                                      times.slowestForward};
+    return BottleneckSearch::Result{times.sum, times.slowestForward, 0};
+  };
+
+  if (!split) {
+    BottleneckSearch search(lambda, kInf, budget, &best.objectiveMs);
+    search.run(floorForward, startForward, partitioner.sumFloor(), 0,
+               [&](double, double bound, double sumCap) {
+                 return probe(bound, kInf, sumCap, false);
+               });
+  } else {
+    // Split bottlenecks: an outer search over the slowest forward step.
+    // Its value at a bound is the inner optimum, over the slowest backward
+    // step, of sum + lambda * (slowest backward step) under that bound;
+    // its slowest is that optimum's slowest forward step.
+    BottleneckSearch outer(lambda, kInf, budget, &best.objectiveMs);
+    outer.run(floorForward, startForward,
+              partitioner.sumFloor() + lambda * floorBackward, 0,
+              [&](double low, double bound,
+                  double valueCap) -> std::optional<BottleneckSearch::Result> {
+                // The plans of this interval have a slowest forward step of
+                // at least `low`, hence a slowest backward step of at least
+                // lowRatio() times that.
+                // Its plans have J = value + lambda * (slowest forward
+                // step) >= value + lambda * low: the best J found so far
+                // bounds them as it falls.
+                BottleneckSearch inner(lambda, valueCap, budget,
+                                       &best.objectiveMs, lambda * low);
+                double backwardLow =
+                    std::max(floorBackward, partitioner.lowRatio() * low);
+                inner.run(backwardLow, startBackward, partitioner.sumFloor(),
+                          lambda * low,
+                          [&](double, double backward, double sumCap) {
+                            return probe(bound, backward, sumCap, true);
+                          });
+                if (!inner.found())
+                  return std::nullopt;
+                return BottleneckSearch::Result{inner.objective(),
+                                                inner.payload(), 0};
+              });
+  }
+  if (budget.unexplored < best.objectiveMs) {
+    best.exact = false;
+    best.gapBound = (best.objectiveMs - budget.unexplored) / best.objectiveMs;
+  }
+  if (!best.stages.empty()) {
+    SearchOutcome outcome{std::move(best), true, !partitioner.isApproximate()};
+    // 1F1B: the floor under every replay; its search's plans, which let
+    // warm-ups hide time, seed the refinement on the replay.
+    if (problem.options().training &&
+        problem.options().schedule == Schedule::OneFOneB) {
+      llvm::Expected<Simulation> found =
+          simulate(problem, outcome.plan.stages, /*recordEvents=*/false);
+      if (found)
+        outcome.replayFloorMs = replayFloor(
+            problem, partitioner, found->iterationMs, outcome.plan.floorPlans);
+      else
+        llvm::consumeError(found.takeError());
+      if (tabulate && outcome.proven)
+        outcome.suffixes = suffixTables(problem, partitioner,
+                                        found ? found->iterationMs : kInf);
+    }
+    return outcome;
+  }
+  // None below the cap.
+  if (capMs < kInf)
+    return SearchOutcome{std::move(best), false, false};
+
+  // Nothing fits: the plan whose worst memory overflow is least.
+  SearchLimits overflow;
+  overflow.overflow = true;
+  std::optional<std::vector<StagePlan>> closest = partitioner.search(overflow);
+  if (!closest)
+    return llvm::createStringError(llvm::formatv(
+        "no plan of the model's {0} layers on the cluster's {1} devices meets "
+        "the given --stages, --cut-after and --device-order",
+        problem.numLayers(), problem.numDevices()));
+  PipelinePlan failed;
+  failed.stages = std::move(*closest);
+  return SearchOutcome{std::move(failed), false, false};
+}
