@@ -1,0 +1,119 @@
+//===- PlanTestSupport.cpp - random instances and brute force -------------===//
+
+#include "PlanTestSupport.h"
+
+#include <functional>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::pipe;
+
+PlanOptions mlir::pipe::randomOptions(std::mt19937 &rng) {
+  PlanOptions options;
+  options.training = std::uniform_int_distribution<int>(0, 3)(rng) != 0;
+  options.schedule = std::uniform_int_distribution<int>(0, 1)(rng)
+                         ? Schedule::GPipe
+                         : Schedule::OneFOneB;
+  options.microbatches = std::uniform_int_distribution<int>(1, 8)(rng);
+  options.optimizer = Optimizer::Adam;
+  return options;
+}
+
+RandomInstance mlir::pipe::randomInstance(std::mt19937 &rng,
+                                          unsigned maxDevices,
+                                          unsigned maxLayers,
+                                          int64_t paramScale) {
+  unsigned numDevices =
+      std::uniform_int_distribution<unsigned>(1, maxDevices)(rng);
+  unsigned numLayers =
+      std::uniform_int_distribution<unsigned>(2, maxLayers)(rng);
+  RandomInstance instance;
+  instance.graph = randomLayerGraph(rng, numLayers, paramScale);
+  instance.cluster = randomCluster(rng, numDevices);
+  instance.options = randomOptions(rng);
+  return instance;
+}
+
+RandomInstance mlir::pipe::scalingInstance(unsigned numLayers,
+                                           unsigned numDevices,
+                                           unsigned numKinds,
+                                           unsigned numHosts) {
+  std::mt19937 rng(1);
+  RandomInstance instance;
+  instance.graph = randomLayerGraph(rng, numLayers, int64_t(1) << 26);
+  instance.cluster = roundRobinCluster(numDevices, numKinds, numHosts);
+  instance.options.training = true;
+  instance.options.microbatches = 16;
+  instance.options.optimizer = Optimizer::Adam;
+  return instance;
+}
+
+void mlir::pipe::forEachFittingPlan(
+    const PlanProblem &problem,
+    const std::vector<std::vector<unsigned>> &classes,
+    llvm::function_ref<void(const std::vector<StagePlan> &)> visit,
+    bool fitOnly) {
+  unsigned numLayers = problem.numLayers(), numDevices = problem.numDevices();
+  std::vector<StagePlan> plan;
+  std::vector<unsigned> used(classes.size(), 0);
+  std::function<void(unsigned)> place = [&](unsigned s) {
+    if (s == plan.size()) {
+      std::vector<StagePlan> fitted = plan;
+      if (!fitOnly)
+        for (StagePlan &stage : fitted)
+          stage.recompute = problem.recomputeChoices().front();
+      if (!fitOnly || fitRecompute(problem, fitted))
+        visit(fitted);
+      return;
+    }
+    for (unsigned c = 0; c < classes.size(); ++c)
+      if (used[c] < classes[c].size()) {
+        plan[s].device = classes[c][used[c]++];
+        place(s + 1);
+        --used[c];
+      }
+  };
+  for (unsigned mask = 0; mask < (1u << (numLayers - 1)); ++mask) {
+    if (unsigned(llvm::popcount(mask)) + 1 > numDevices)
+      continue;
+    plan.clear();
+    unsigned begin = 0;
+    for (unsigned l = 0; l < numLayers; ++l)
+      if (l + 1 == numLayers || (mask >> l & 1)) {
+        plan.push_back({begin, l + 1, 0, Recompute::None});
+        begin = l + 1;
+      }
+    place(0);
+  }
+}
+
+double mlir::pipe::bestReplayByClass(
+    const PlanProblem &problem,
+    const std::vector<std::vector<unsigned>> &classes) {
+  double best = std::numeric_limits<double>::infinity();
+  forEachFittingPlan(problem, classes, [&](const std::vector<StagePlan> &plan) {
+    best = std::min(best, simulate(problem, plan, false)->iterationMs);
+  });
+  return best;
+}
+
+std::vector<std::vector<unsigned>>
+mlir::pipe::eachDevice(const PlanProblem &problem) {
+  std::vector<std::vector<unsigned>> classes;
+  for (unsigned d = 0; d < problem.numDevices(); ++d)
+    classes.push_back({d});
+  return classes;
+}
+
+double mlir::pipe::bestReplay(const PlanProblem &problem) {
+  return bestReplayByClass(problem, eachDevice(problem));
+}
+
+PlanOptions mlir::pipe::oneFOneBTraining(std::mt19937 &rng, int fewest) {
+  PlanOptions options;
+  options.training = true;
+  options.schedule = Schedule::OneFOneB;
+  options.optimizer = Optimizer::Adam;
+  options.microbatches = std::uniform_int_distribution<int>(fewest, 8)(rng);
+  return options;
+}

@@ -1,0 +1,69 @@
+//===- PlanTestSupport.h - random instances and brute force -----*- C++ -*-===//
+//
+// Shared by the planner's tests: random planning problems, and every plan
+// that fits, by brute force, to compare the searches with.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PIPE_UNITTESTS_PLAN_PLANTESTSUPPORT_H
+#define PIPE_UNITTESTS_PLAN_PLANTESTSUPPORT_H
+
+#include "pipe/Plan/Planner.h"
+#include "pipe/Plan/RandomInstances.h"
+#include "pipe/Plan/Simulator.h"
+
+#include <random>
+#include <vector>
+
+namespace mlir {
+namespace pipe {
+
+/// Random options: training three times in four, GPipe or 1F1B, 1 to 8
+/// microbatches, Adam.
+PlanOptions randomOptions(std::mt19937 &rng);
+
+/// A model, a cluster and options to plan it with.
+struct RandomInstance {
+  LayerGraph graph;
+  Cluster cluster;
+  PlanOptions options;
+};
+
+/// A random instance of 1 to `maxDevices` devices and 2 to `maxLayers`
+/// layers, with randomOptions.
+RandomInstance randomInstance(std::mt19937 &rng, unsigned maxDevices,
+                              unsigned maxLayers, int64_t paramScale);
+
+/// The scaling benchmark's instance (bench/plan_scaling.cpp, seed 1):
+/// 1F1B training of 16 microbatches with Adam.
+RandomInstance scalingInstance(unsigned numLayers, unsigned numDevices,
+                               unsigned numKinds, unsigned numHosts);
+
+/// Calls `visit` with every plan that fits memory, each stage with the
+/// fastest recompute that fits it, its devices told apart only by the
+/// interchangeable `classes` given; without `fitOnly`, with every plan and
+/// the fastest recompute the options allow.
+void forEachFittingPlan(
+    const PlanProblem &problem,
+    const std::vector<std::vector<unsigned>> &classes,
+    llvm::function_ref<void(const std::vector<StagePlan> &)> visit,
+    bool fitOnly = true);
+
+/// The least replay of every plan, telling apart only `classes`.
+double bestReplayByClass(const PlanProblem &problem,
+                         const std::vector<std::vector<unsigned>> &classes);
+
+/// Each device on its own.
+std::vector<std::vector<unsigned>> eachDevice(const PlanProblem &problem);
+
+/// The least replayed iteration time over every plan (cut set, device
+/// sequence; each stage with its fastest recompute that fits).
+double bestReplay(const PlanProblem &problem);
+
+/// 1F1B training with Adam and from `fewest` to 8 microbatches.
+PlanOptions oneFOneBTraining(std::mt19937 &rng, int fewest);
+
+} // namespace pipe
+} // namespace mlir
+
+#endif // PIPE_UNITTESTS_PLAN_PLANTESTSUPPORT_H

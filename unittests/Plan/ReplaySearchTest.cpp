@@ -1,0 +1,283 @@
+//===- ReplaySearchTest.cpp - the least 1F1B replay, by brute force -------===//
+
+#include "PlanTestSupport.h"
+
+#include "gtest/gtest.h"
+
+#include <functional>
+#include <limits>
+#include <map>
+#include <numeric>
+#include <random>
+
+using namespace mlir;
+using namespace mlir::pipe;
+using llvm::Expected;
+
+namespace {
+
+/// Checks `plan`'s replay against the least over every plan of `problem`:
+/// never below it; equal to it, with no gap, when proven the least, else
+/// within the gap bound, which is then positive. Returns whether it is
+/// above the least.
+bool checkAgainstLeastReplay(const PlanProblem &problem,
+                             const PipelinePlan &plan, unsigned trial) {
+  double replay = simulate(problem, plan.stages)->iterationMs;
+  double least = bestReplay(problem);
+  EXPECT_GE(replay, least * (1 - 1e-9)) << "trial " << trial;
+  EXPECT_GE(least, replay * (1 - plan.iterationGapBound) * (1 - 1e-12))
+      << "trial " << trial;
+  if (plan.iterationExact) {
+    EXPECT_NEAR(replay, least, 1e-9 * replay) << "trial " << trial;
+    EXPECT_EQ(plan.iterationGapBound, 0) << "trial " << trial;
+  } else {
+    EXPECT_GT(plan.iterationGapBound, 0) << "trial " << trial;
+  }
+  return replay > least * (1 + 1e-9);
+}
+
+/// A random 1F1B training instance of 2-5 devices and 3-10 layers.
+RandomInstance smallOneFOneB(std::mt19937 &rng) {
+  unsigned numDevices = std::uniform_int_distribution<unsigned>(2, 5)(rng);
+  unsigned numLayers = std::uniform_int_distribution<unsigned>(3, 10)(rng);
+  RandomInstance instance;
+  instance.graph = randomLayerGraph(rng, numLayers, int64_t(1) << 27);
+  instance.cluster = randomCluster(rng, numDevices);
+  instance.options = randomOptions(rng);
+  instance.options.training = true;
+  instance.options.schedule = Schedule::OneFOneB;
+  instance.options.microbatches = std::uniform_int_distribution<int>(2, 8)(rng);
+  return instance;
+}
+
+/// 1F1B plans have the least replay of every plan, proven. Without steps
+/// for the replay search (--plan-replay-steps=0) only its root bounds
+/// count, and with few most searches stop early: then some plans are not
+/// proven the least, and each gap bound still holds.
+TEST(ReplaySearch, OneFOneBHasTheLeastReplay) {
+  std::mt19937 rng(5);
+  unsigned total = 0, open = 0;
+  for (unsigned trial = 0; trial < 300; ++trial) {
+    RandomInstance instance = smallOneFOneB(rng);
+    PlanProblem problem(instance.graph, instance.cluster, instance.options);
+    Expected<PipelinePlan> plan = planPipeline(problem);
+    if (!plan) {
+      llvm::consumeError(plan.takeError());
+      continue;
+    }
+    ++total;
+    EXPECT_TRUE(plan->iterationExact) << "trial " << trial;
+    EXPECT_TRUE(fitsMemory(problem, plan->stages));
+    EXPECT_FALSE(checkAgainstLeastReplay(problem, *plan, trial));
+
+    // No steps, and so few that the first target search runs out and the
+    // rest goes to a search at the incumbent.
+    for (uint64_t steps : {uint64_t(0), uint64_t(3000)}) {
+      instance.options.replaySteps = steps;
+      PlanProblem bounded(instance.graph, instance.cluster, instance.options);
+      Expected<PipelinePlan> cut = planPipeline(bounded);
+      ASSERT_TRUE(bool(cut)) << "trial " << trial;
+      EXPECT_TRUE(fitsMemory(bounded, cut->stages));
+      checkAgainstLeastReplay(bounded, *cut, trial);
+      open += !cut->iterationExact;
+    }
+  }
+  EXPECT_GT(total, 200u);
+  EXPECT_GT(open, 0u);
+}
+
+/// When the first target search (2% below the incumbent) cannot finish in
+/// its quarter of the budget, the rest goes to a search at the incumbent,
+/// which finds faster plans the first one pruned. On this benchmark
+/// instance (pipe-plan-scaling 40 12 4 1 1 16 2000000) the first search
+/// finds none: without the second the plan would stay the refinement's,
+/// the plan of a search without steps.
+TEST(ReplaySearch, ReplaySearchFindsPlansItsFirstTargetPrunes) {
+  RandomInstance instance = scalingInstance(40, 12, 4, 1);
+  const LayerGraph &graph = instance.graph;
+  const Cluster &cluster = instance.cluster;
+  PlanOptions &options = instance.options;
+  options.replaySteps = 0;
+  PlanProblem refinedProblem(graph, cluster, options);
+  Expected<PipelinePlan> refined = planPipeline(refinedProblem);
+  ASSERT_TRUE(bool(refined));
+  options.replaySteps = 2000000;
+  PlanProblem searchedProblem(graph, cluster, options);
+  Expected<PipelinePlan> searched = planPipeline(searchedProblem);
+  ASSERT_TRUE(bool(searched));
+  EXPECT_FALSE(searched->iterationExact);
+  double before = simulate(refinedProblem, refined->stages)->iterationMs;
+  double after = simulate(searchedProblem, searched->stages)->iterationMs;
+  EXPECT_LT(after, before * (1 - 1e-3));
+}
+
+/// The replay search's tables of least suffix sums under limits: one pass
+/// of the dynamic program for all limits gives, number for number, what
+/// one run per limit gives. Small instances of mixed devices, and the
+/// benchmark's of two and four kinds (with stage counts and cuts given).
+TEST(ReplaySearch, SuffixTablesInOnePassMatchOneRunPerLimit) {
+  std::mt19937 rng(31);
+  unsigned compared = 0;
+  auto compare = [&](const PlanProblem &problem, unsigned trial) {
+    Expected<PipelinePlan> plan = planPipeline(problem);
+    if (!plan) {
+      llvm::consumeError(plan.takeError());
+      return;
+    }
+    double cap = simulate(problem, plan->stages)->iterationMs;
+    SuffixTables onePass = tabulateSuffixes(problem, cap);
+    SuffixTables perLimit = tabulateSuffixes(problem, cap, /*perLimit=*/true);
+    EXPECT_EQ(onePass.limits, perLimit.limits) << "trial " << trial;
+    EXPECT_EQ(onePass.sumWithin, perLimit.sumWithin) << "trial " << trial;
+    compared += !onePass.limits.empty();
+  };
+  for (unsigned trial = 0; trial < 60; ++trial) {
+    RandomInstance instance = smallOneFOneB(rng);
+    compare(PlanProblem(instance.graph, instance.cluster, instance.options),
+            trial);
+  }
+  for (unsigned trial = 0; trial < 6; ++trial) {
+    LayerGraph graph = randomLayerGraph(rng, 40, int64_t(1) << 26);
+    Cluster cluster = roundRobinCluster(8, trial % 2 ? 4 : 2, 1 + trial % 2);
+    PlanOptions options = oneFOneBTraining(rng, 2);
+    if (trial == 2)
+      options.stages = 5;
+    if (trial == 3)
+      options.cutAfter = {5, 11, 20, 31};
+    compare(PlanProblem(graph, cluster, options), 100 + trial);
+  }
+  EXPECT_GT(compared, 30u);
+}
+
+/// The 1F1B replay search started from the slowest plan that fits, not
+/// from the partitioner's: it must find the least replay itself, so every
+/// partial plan it skips as no faster than one it searched must be so.
+/// Two kinds of three devices each on two hosts, so that many partial plans
+/// end at the same layer on the same devices, and links differ.
+TEST(ReplaySearch, ReplaySearchFindsTheLeastFromTheSlowestPlan) {
+  std::mt19937 rng(57);
+  static const char *kinds[] = {"A100-80GB", "V100-32GB", "T4", "L4"};
+  constexpr unsigned kTrials = 100;
+  unsigned total = 0, improved = 0;
+  for (unsigned trial = 0; trial < kTrials; ++trial) {
+    unsigned numLayers = std::uniform_int_distribution<unsigned>(7, 10)(rng);
+    LayerGraph graph = randomLayerGraph(rng, numLayers, int64_t(1) << 27);
+    Cluster cluster;
+    for (unsigned group = 0; group < 2; ++group) {
+      DeviceSpec spec = *lookupDeviceKind(kinds[rng() % 4]);
+      spec.memoryGB = 1 + rng() % 4;
+      for (unsigned d = 0; d < 3; ++d)
+        cluster.devices.push_back({"d" + std::to_string(cluster.devices.size()),
+                                   "h" + std::to_string(rng() % 2), spec});
+    }
+    PlanOptions options = oneFOneBTraining(rng, 2);
+    PlanProblem problem(graph, cluster, options);
+    std::vector<std::vector<unsigned>> classes =
+        cluster.interchangeableDevices();
+    double least = std::numeric_limits<double>::infinity(), slowest = 0;
+    PipelinePlan plan;
+    forEachFittingPlan(
+        problem, classes, [&](const std::vector<StagePlan> &stages) {
+          double replay = simulate(problem, stages, false)->iterationMs;
+          least = std::min(least, replay);
+          if (replay > slowest) {
+            slowest = replay;
+            plan.stages = stages;
+          }
+        });
+    if (plan.stages.empty())
+      continue;
+    ++total;
+    searchLeastReplay(problem, plan, /*floorMs=*/0);
+    EXPECT_TRUE(plan.iterationExact) << "trial " << trial;
+    EXPECT_TRUE(fitsMemory(problem, plan.stages));
+    double replay = simulate(problem, plan.stages)->iterationMs;
+    EXPECT_NEAR(replay, least, 1e-9 * replay) << "trial " << trial;
+    improved += least < slowest * (1 - 1e-9);
+  }
+  EXPECT_GT(total, kTrials / 2);
+  EXPECT_GT(improved, kTrials / 2);
+}
+
+/// 1F1B on blocks of layers: the gap claimed for the plan's replay holds
+/// against the least replay over every plan of the layers.
+TEST(ReplaySearch, OneFOneBBlocksClaimNoGapTooSmall) {
+  std::mt19937 rng(9);
+  unsigned total = 0, gaps = 0;
+  for (unsigned trial = 0; trial < 200; ++trial) {
+    unsigned numDevices = std::uniform_int_distribution<unsigned>(2, 4)(rng);
+    unsigned numLayers = std::uniform_int_distribution<unsigned>(6, 10)(rng);
+    LayerGraph graph = randomLayerGraph(rng, numLayers, int64_t(1) << 27);
+    Cluster cluster = randomCluster(rng, numDevices);
+    PlanOptions options = oneFOneBTraining(rng, 2);
+    options.maxExactLayers =
+        std::uniform_int_distribution<unsigned>(numDevices, numLayers - 2)(rng);
+    PlanProblem problem(graph, cluster, options);
+    Expected<PipelinePlan> plan = planPipeline(problem);
+    if (!plan) {
+      llvm::consumeError(plan.takeError());
+      continue;
+    }
+    ++total;
+    gaps += checkAgainstLeastReplay(problem, *plan, trial);
+  }
+  EXPECT_GT(total, 100u);
+  // Blocks do miss the least replay on some instances.
+  EXPECT_GT(gaps, 0u);
+}
+
+/// Past the exact range only the replay search's root bounds and the
+/// floors count; they still prove a plan the least when they rule out
+/// every other, as on one device (found by a reviewer: a 2% gap was claimed
+/// there). The relaxed floor proves the objective the least there too.
+TEST(ReplaySearch, OneFOneBBlocksOnOneDeviceAreTheLeast) {
+  std::mt19937 rng(7);
+  LayerGraph graph = randomLayerGraph(rng, 6, int64_t(1) << 24);
+  Cluster cluster;
+  cluster.devices.push_back({"d0", "h", *lookupDeviceKind("A100-80GB")});
+  PlanOptions options;
+  options.training = true;
+  options.schedule = Schedule::OneFOneB;
+  options.microbatches = 8;
+  options.maxExactLayers = 3;
+  PlanProblem problem(graph, cluster, options);
+  Expected<PipelinePlan> plan = planPipeline(problem);
+  ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
+  EXPECT_TRUE(plan->exact); // though planned on blocks
+  EXPECT_EQ(plan->gapBound, 0);
+  EXPECT_TRUE(plan->iterationExact);
+  EXPECT_EQ(plan->iterationGapBound, 0);
+}
+
+/// 1F1B at the largest size the issue names, 6 devices and 20 layers: three
+/// kinds with their own memories, two devices of each.
+TEST(ReplaySearch, OneFOneBHasTheLeastReplayAtSixDevicesTwentyLayers) {
+  std::mt19937 rng(620);
+  static const char *kinds[] = {"A100-40GB", "V100-16GB", "T4"};
+  for (unsigned trial = 0; trial < 2; ++trial) {
+    LayerGraph graph = randomLayerGraph(rng, 20, int64_t(1) << 28);
+    Cluster cluster;
+    for (unsigned d = 0; d < 6; ++d) {
+      Device device{"d" + std::to_string(d), "h",
+                    *lookupDeviceKind(kinds[d / 2])};
+      device.spec.memoryGB = 2 + 2 * (d / 2) + trial;
+      cluster.devices.push_back(device);
+    }
+    std::vector<std::vector<unsigned>> classes =
+        cluster.interchangeableDevices();
+    ASSERT_EQ(classes.size(), 3u);
+    PlanOptions options;
+    options.training = true;
+    options.schedule = Schedule::OneFOneB;
+    options.microbatches = 4 + 2 * trial;
+    options.optimizer = Optimizer::Adam;
+    PlanProblem problem(graph, cluster, options);
+    Expected<PipelinePlan> plan = planPipeline(problem);
+    ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
+    EXPECT_TRUE(plan->iterationExact);
+    double replay = simulate(problem, plan->stages)->iterationMs;
+    EXPECT_NEAR(replay, bestReplayByClass(problem, classes), 1e-9 * replay);
+  }
+}
+
+} // namespace
