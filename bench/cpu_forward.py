@@ -46,6 +46,28 @@ def torch_model(name: str):
     raise SystemExit(name)
 
 
+def bench_pipe(pipe_opt: str, name: str, folder: str, repeat: int,
+               env: dict) -> tuple[str, dict, float]:
+    """Exports model `name` into `folder`, compiles it and times its forward
+    pass (`OUT/run --bench`, median ms) on random inputs; returns the ONNX
+    file, the inputs and the time."""
+    path = export_models.export_model(name, folder, 17)
+    program = os.path.join(folder, name)
+    subprocess.run([pipe_opt, path, "--emit=binaries", "-o", program],
+                   check=True)
+    feed = random_feed(onnx.load(path), np.random.default_rng(0),
+                       int_high=64)
+    in_dir = os.path.join(program, "bench-in")
+    os.makedirs(in_dir, exist_ok=True)
+    for key, value in feed.items():
+        np.save(os.path.join(in_dir, f"{key}.npy"), value)
+    proc = subprocess.run(
+        [os.path.join(program, "run"), "--inputs", in_dir, "--outputs",
+         os.path.join(program, "bench-out"), "--bench", str(repeat)],
+        check=True, capture_output=True, text=True, env=env)
+    return path, feed, float(proc.stdout.split()[-1])
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default="mlp,cnn,gpt-eval,resnet18")
@@ -62,21 +84,8 @@ def main() -> int:
 
     rows = []
     for name in args.models.split(","):
-        path = export_models.export_model(name, args.out, 17)
-        program = os.path.join(args.out, name)
-        subprocess.run([pipe_opt, path, "--emit=binaries", "-o", program],
-                       check=True)
-        feed = random_feed(onnx.load(path), np.random.default_rng(0),
-                           int_high=64)
-        in_dir = os.path.join(program, "bench-in")
-        os.makedirs(in_dir, exist_ok=True)
-        for key, value in feed.items():
-            np.save(os.path.join(in_dir, f"{key}.npy"), value)
-        proc = subprocess.run(
-            [os.path.join(program, "run"), "--inputs", in_dir, "--outputs",
-             os.path.join(program, "bench-out"), "--bench", str(args.repeat)],
-            check=True, capture_output=True, text=True, env=env)
-        pipe_ms = float(proc.stdout.split()[-1])
+        _, feed, pipe_ms = bench_pipe(pipe_opt, name, args.out, args.repeat,
+                                      env)
 
         module = torch_model(name).eval()
         inputs = [torch.from_numpy(v) for v in feed.values()]

@@ -95,13 +95,20 @@ double mlir::pipe::peakTflops(const DeviceSpec &device, Precision precision) {
 double mlir::pipe::estimateOpTimeMs(const OpCost &cost,
                                     const DeviceSpec &device,
                                     Precision precision) {
-  constexpr double kLargeContraction = 8589934592.0; // 2^33 FLOPs
   double efficiency = 0.25;
   double peak = device.peak.fp32;
   if (cost.contraction) {
+    // Contractions reach 0.80 of the peak once they fill the device: at
+    // 2^33 FLOPs on a GPU (a 2048^3 GEMM), below which the efficiency falls
+    // with the square root of the size; at 2^25 on a CPU (a 256^3 GEMM),
+    // whose few cores fill sooner, below which it falls with the eighth
+    // root (OpenBLAS SGEMM on this project's 2-core machine:
+    // docs/benchmarks.md, "The cost model against measured runs").
     peak = peakTflops(device, precision);
-    double size = std::min(1.0, double(cost.flops) / kLargeContraction);
-    efficiency = std::max(0.05, 0.80 * std::sqrt(size));
+    double full = device.isCPU() ? 33554432.0 : 8589934592.0;
+    double size = std::min(1.0, double(cost.flops) / full);
+    efficiency =
+        std::max(0.05, 0.80 * std::pow(size, device.isCPU() ? 0.125 : 0.5));
   }
   double computeMs = cost.flops / (peak * 1e12 * efficiency) * 1e3;
   double memoryMs = double(cost.bytesRead + cost.bytesWritten) /

@@ -10,6 +10,8 @@
 
 #include "gtest/gtest.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::pipe;
 
@@ -95,6 +97,31 @@ TEST_F(CostModelTest, SmallContractionsAreLessEfficient) {
   double largeRate =
       large.flops / estimateOpTimeMs(large, a100, Precision::FP32);
   EXPECT_LT(smallRate, largeRate);
+}
+
+/// A CPU's few cores fill at smaller contractions than a GPU: a 256^3 GEMM
+/// runs at 0.80 of a core's peak, a 64^3 one at 0.80 * (1/64)^(1/8), the
+/// eighth root of its share of 2^25 FLOPs (OpenBLAS SGEMM measured on two
+/// cores, docs/benchmarks.md), where on an A100 the 256^3 GEMM gets
+/// 0.80 * sqrt(2^25 / 2^33) = 0.05.
+TEST(CostModel, CpuContractionsFillSooner) {
+  DeviceSpec cpu = *lookupDeviceKind("cpu");
+  cpu.cores = 2;
+  cpu.peak.fp32 *= 2;
+  auto efficiency = [](const DeviceSpec &device, int64_t n) {
+    OpCost gemm;
+    gemm.flops = 2 * n * n * n;
+    gemm.contraction = true;
+    double launchMs = device.isCPU() ? 1e-3 : 5e-3;
+    double ms = estimateOpTimeMs(gemm, device, Precision::FP32) - launchMs;
+    return double(gemm.flops) / (device.peak.fp32 * 1e12) / (ms * 1e-3);
+  };
+  EXPECT_NEAR(efficiency(cpu, 256), 0.80, 1e-9);
+  EXPECT_NEAR(efficiency(cpu, 512), 0.80, 1e-9);
+  EXPECT_NEAR(efficiency(cpu, 64), 0.80 * std::pow(1.0 / 64, 0.125), 1e-9);
+  const DeviceSpec &a100 = *lookupDeviceKind("A100-80GB");
+  EXPECT_NEAR(efficiency(a100, 256), 0.05, 1e-9);
+  EXPECT_NEAR(efficiency(a100, 2048), 0.80, 1e-9);
 }
 
 TEST(Transfer, LatencyPlusBandwidth) {
