@@ -10,8 +10,9 @@ this compares what the plan predicts with what the compiled program takes:
     time of one stage and one microbatch against `OUT/run --bench N`, the
     median forward pass after a warm-up;
   - training (the models of bench/train_step.py, 4 microbatches, AdamW):
-    M times the stage's forward, backward and recompute time plus its
-    optimizer update against the median step of `OUT/run --steps N`.
+    the plan's `predicted_step_ms` (M times the stage's forward, backward
+    and recompute time, then its optimizer update) against the median step
+    of `OUT/run --steps N`.
 
 Not a test: run it by hand and record the table in docs/benchmarks.md.
 
@@ -36,8 +37,8 @@ import train_step  # noqa: E402
 
 
 def planned_stage(pipe_opt: str, model: str, folder: str,
-                  extra: list[str]) -> dict:
-    """The only stage of the plan for this host's CPU."""
+                  extra: list[str]) -> tuple[dict, dict]:
+    """The plan for this host's CPU, and its only stage."""
     out = os.path.join(folder, "plan")
     subprocess.run([pipe_opt, model, "--emit=plan", "-o", out] + extra,
                    check=True, stdout=subprocess.DEVNULL)
@@ -45,15 +46,15 @@ def planned_stage(pipe_opt: str, model: str, folder: str,
         plan = json.load(f)
     if len(plan["stages"]) != 1:
         raise SystemExit(f"{model}: expected one stage on one CPU")
-    return plan["stages"][0]
+    return plan, plan["stages"][0]
 
 
 def inference_row(pipe_opt: str, name: str, folder: str, repeat: int,
                   env: dict) -> tuple[float, float]:
     path, _, measured = cpu_forward.bench_pipe(pipe_opt, name, folder, repeat,
                                                env)
-    stage = planned_stage(pipe_opt, path, os.path.join(folder, name + "-plan"),
-                          [])
+    _, stage = planned_stage(pipe_opt, path,
+                             os.path.join(folder, name + "-plan"), [])
     return stage["forward_ms"], measured
 
 
@@ -61,13 +62,11 @@ def training_row(pipe_opt: str, name: str, folder: str,
                  steps: int) -> tuple[float, float]:
     model, b, data = train_step.build(name, steps)
     times, _ = train_step.pipe_steps(pipe_opt, folder, model, data, b, steps)
-    m = train_step.MICROBATCHES
-    stage = planned_stage(
+    plan, _ = planned_stage(
         pipe_opt, os.path.join(folder, "model.onnx"), folder,
-        ["--train", "--microbatches", str(m), "--optimizer", "adamw"])
-    predicted = m * (stage["forward_ms"] + stage["backward_ms"] +
-                     stage["recompute_ms"]) + stage["optimizer_ms"]
-    return predicted, statistics.median(times[1:]) * 1e3
+        ["--train", "--microbatches", str(train_step.MICROBATCHES),
+         "--optimizer", "adamw"])
+    return plan["predicted_step_ms"], statistics.median(times[1:]) * 1e3
 
 
 def main() -> int:

@@ -26,7 +26,7 @@ import sys
 import tempfile
 
 TOP_KEYS = ["schedule", "microbatches", "predicted_iteration_ms",
-            "lower_bound_ms", "bubble_fraction", "stages", "exact",
+            "predicted_step_ms", "lower_bound_ms", "bubble_fraction", "stages", "exact",
             "objective_gap_bound", "iteration_exact", "iteration_gap_bound"]
 STAGE_KEYS = ["index", "device", "kind", "arch", "ops", "flops",
               "param_bytes", "predicted_compute_ms",
@@ -75,6 +75,12 @@ def check_plan(args):
         fail(f"iteration gap bound {gap}")
     if args.iteration_exact and not plan["iteration_exact"]:
         fail("the predicted iteration is not proven the least")
+    # The step adds each stage's optimizer update after its last step.
+    step, iteration = plan["predicted_step_ms"], plan["predicted_iteration_ms"]
+    updates = max(s["optimizer_ms"] for s in stages) if plan["training"] else 0
+    if not iteration * (1 - 1e-12) <= step <= (iteration + updates) * (1 + 1e-9):
+        fail(f"step {step} ms for an iteration of {iteration} ms and "
+             f"updates of at most {updates} ms")
     busiest = max(s["predicted_compute_ms"] for s in stages)
     if plan["predicted_iteration_ms"] < busiest * (1 - 1e-9):
         fail("the iteration is shorter than its busiest stage")
@@ -95,6 +101,7 @@ def check_trace(args):
     if sorted(steps) != list(range(args.stages)):
         fail(f"tracks {sorted(steps)}, expected {args.stages} stages")
     finish = {}
+    updated = 0
     for stage, events in steps.items():
         events.sort()
         for (_, end, _), (start, _, name) in zip(events, events[1:]):
@@ -107,12 +114,20 @@ def check_trace(args):
                         if re.fullmatch(phase + r"\d+", n))
             if count != args.microbatches:
                 fail(f"stage {stage}: {count} {phase} steps")
+        # In training, at most one optimizer update, after every step.
+        updates = [i for i, (_, _, n) in enumerate(events) if n == "update"]
+        if updates and (not args.training or updates != [len(events) - 1]):
+            fail(f"stage {stage}: updates at {updates} of {len(events)} "
+                 f"events")
+        updated += len(updates)
     for (stage, name), (start, _) in finish.items():
         kind, micro = name[0], name[1:]
         source = stage - 1 if kind == "F" else stage + 1
         if kind in "FB" and (source, name) in finish:
             if start < finish[(source, name)][1] - 1e-6:
                 fail(f"stage {stage}: {name} starts before its input")
+    if args.training and not updated:
+        fail("no stage updates its parameters")
     print(f"trace ok: {args.stages} stages x {args.microbatches} microbatches")
 
 

@@ -39,7 +39,8 @@ MEMORY_KEYS = ("parameters", "gradients", "optimizer_state", "stash_per_microbat
 
 # Timeline kinds: (legend label, color); keyed by the event name's prefix.
 KINDS = {"F": ("forward", "#4c72b0"), "R": ("recompute", "#dd8452"),
-         "B": ("backward", "#55a868"), "activations": ("activations sent", "#8172b3"),
+         "B": ("backward", "#55a868"), "update": ("optimizer update", "#937860"),
+         "activations": ("activations sent", "#8172b3"),
          "gradients": ("gradients sent", "#c44e52")}
 OTHER = ("other", "#999999")
 MEMORY_PARTS = (("parameters", "#4c72b0"), ("gradients", "#55a868"),
@@ -113,8 +114,11 @@ def kind_of(name: str):
 
 
 def draw_timeline(fig, ax, plan, tracks) -> None:
+    step = plan.get("predicted_step_ms")
+    updates = (f" ({step:.3f} ms with the optimizer updates)"
+               if plan.get("training") and isinstance(step, (int, float)) else "")
     ax.set_title(f"{plan['schedule']} schedule, M = {plan['microbatches']}: predicted iteration "
-                 f"{plan['predicted_iteration_ms']:.3f} ms, bubble "
+                 f"{plan['predicted_iteration_ms']:.3f} ms{updates}, bubble "
                  f"{100 * plan['bubble_fraction']:.1f}%", loc="left", fontsize=12, pad=24)
     end = max([s + d for _, bars in tracks for s, d, _ in bars] +
               [plan["predicted_iteration_ms"], 1e-6])

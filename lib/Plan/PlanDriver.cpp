@@ -151,6 +151,7 @@ llvm::Expected<PlanResult> mlir::pipe::planModule(ModuleOp module,
   result.simulation = std::move(*simulation);
   result.plan.predictedIterationMs = result.simulation.iterationMs;
   result.plan.bubbleFraction = result.simulation.bubbleFraction;
+  result.plan.predictedStepMs = result.simulation.stepMs;
   result.lowerBoundMs = problem.lowerBoundMs();
 
   unsigned numStages = result.plan.stages.size();
@@ -242,6 +243,7 @@ void mlir::pipe::writePlanJSON(const PlanResult &result,
       {"training", options.training},
       {"microbatches", options.microbatches},
       {"predicted_iteration_ms", plan.predictedIterationMs},
+      {"predicted_step_ms", plan.predictedStepMs},
       {"objective_ms", plan.objectiveMs},
       {"search_objective_ms", plan.optimalObjectiveMs},
       {"lower_bound_ms", result.lowerBoundMs},
@@ -287,12 +289,18 @@ void mlir::pipe::printPlanTable(const PlanResult &result,
           : llvm::formatv("at most {0:F1}% above the least the options allow",
                           100 * plan.iterationGapBound)
                 .str();
+  std::string step =
+      options.training ? llvm::formatv(", {0:F3} ms with the optimizer updates",
+                                       plan.predictedStepMs)
+                             .str()
+                       : "";
   os << llvm::formatv(
-      "{0} with {1} microbatch{2}: predicted iteration {3:F3} ms ({4}), "
-      "bubble {5:F1}%, lower bound {6:F3} ms (planned in {7:F3} s)\n",
+      "{0} with {1} microbatch{2}: predicted iteration {3:F3} ms ({4}){5}, "
+      "bubble {6:F1}%, lower bound {7:F3} ms (planned in {8:F3} s)\n",
       scheduleName(options), options.microbatches,
       options.microbatches == 1 ? "" : "es", plan.predictedIterationMs, proof,
-      100 * plan.bubbleFraction, result.lowerBoundMs, result.plannerSeconds);
+      step, 100 * plan.bubbleFraction, result.lowerBoundMs,
+      result.plannerSeconds);
 }
 
 /// Writes `text` to `path` through a temporary file in the same folder.

@@ -49,18 +49,38 @@ llvm::Expected<Simulation> mlir::pipe::simulate(const PlanProblem &problem,
   unsigned numStages = plan.size();
   std::vector<ReplayStage> stages;
   std::vector<double> cut(numStages ? numStages - 1 : 0, 0);
+  std::vector<double> updateMs;
   for (unsigned s = 0; s < numStages; ++s) {
     StageCost cost =
         problem.stageCost(plan[s].begin, plan[s].end, plan[s].device,
                           numStages - 1 - s, plan[s].recompute);
     stages.push_back({cost.forwardMs, cost.recomputeMs, cost.backwardMs});
+    updateMs.push_back(cost.optimizerMs);
     if (s + 1 < numStages)
       cut[s] =
           problem.cutMs(plan[s].end - 1, plan[s].device, plan[s + 1].device);
   }
   const PlanOptions &options = problem.options();
-  return replay(stages, cut, options.schedule, options.training,
-                options.microbatches, recordEvents, RoundTrip(), scratch);
+  ReplayScratch local;
+  ReplayScratch &space = scratch ? *scratch : local;
+  llvm::Expected<Simulation> simulation =
+      replay(stages, cut, options.schedule, options.training,
+             options.microbatches, recordEvents, RoundTrip(), &space);
+  if (!simulation)
+    return simulation;
+  // Each stage updates its parameters once its last step is done; the
+  // gradients it sends on need no more of it.
+  simulation->stepMs = simulation->iterationMs;
+  if (options.training) {
+    for (unsigned s = 0; s < numStages; ++s) {
+      double start = space.deviceFree[s];
+      simulation->stepMs = std::max(simulation->stepMs, start + updateMs[s]);
+      if (recordEvents && updateMs[s] > 0)
+        simulation->events.push_back(
+            {SimEvent::Update, s, 0, start, start + updateMs[s]});
+    }
+  }
+  return simulation;
 }
 
 llvm::Expected<Simulation> mlir::pipe::replay(ArrayRef<ReplayStage> costs,
@@ -214,8 +234,8 @@ llvm::Expected<Simulation> mlir::pipe::replay(ArrayRef<ReplayStage> costs,
     }
   }
 
-  // The optimizer update follows the iteration's pipelined work; the plan
-  // reports it on its own.
+  // The optimizer updates follow the iteration's pipelined work (simulate
+  // adds them).
   double end = 0;
   for (unsigned s = 0; s < numStages; ++s)
     end = std::max(end, deviceFree[s]);
@@ -398,6 +418,9 @@ void mlir::pipe::writeChromeTrace(const Cluster &cluster,
     case SimEvent::Backward:
       kind = "B";
       break;
+    case SimEvent::Update:
+      kind = "update";
+      break;
     case SimEvent::Activation:
       kind = "activations ";
       tid = numStages + 2 * event.stage;
@@ -407,7 +430,10 @@ void mlir::pipe::writeChromeTrace(const Cluster &cluster,
       tid = numStages + 2 * (event.stage - 1) + 1;
       break;
     }
-    std::string label = llvm::formatv("{0}{1}", kind, event.microbatch).str();
+    std::string label =
+        event.kind == SimEvent::Update
+            ? std::string(kind)
+            : llvm::formatv("{0}{1}", kind, event.microbatch).str();
     events.push_back(llvm::json::Object{
         {"name", label},
         {"cat", event.kind >= SimEvent::Activation ? "transfer" : "compute"},
@@ -416,7 +442,9 @@ void mlir::pipe::writeChromeTrace(const Cluster &cluster,
         {"tid", tid},
         {"ts", event.startMs * 1e3},
         {"dur", (event.endMs - event.startMs) * 1e3},
-        {"args", llvm::json::Object{{"microbatch", event.microbatch}}}});
+        {"args", event.kind == SimEvent::Update
+                     ? llvm::json::Object()
+                     : llvm::json::Object{{"microbatch", event.microbatch}}}});
   }
   llvm::json::Object trace{{"traceEvents", std::move(events)},
                            {"displayTimeUnit", "ms"}};

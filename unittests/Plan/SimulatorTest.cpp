@@ -447,6 +447,59 @@ TEST(Simulator, InferenceMatchesTheObjectiveExactly) {
   }
 }
 
+/// The step adds each stage's optimizer update after its last step: it is
+/// the latest over the stages of that step's end plus the update, each
+/// update recorded once, after every step of its stage; without training,
+/// the step is the iteration.
+TEST(Simulator, StepAddsEachStagesUpdateAfterItsLastStep) {
+  std::mt19937 rng(12);
+  unsigned longer = 0;
+  for (unsigned trial = 0; trial < 60; ++trial) {
+    RandomInstance instance = randomInstance(rng, 5, 10, int64_t(1) << 26);
+    PlanProblem problem(instance.graph, instance.cluster, instance.options);
+    Expected<PipelinePlan> plan = planPipeline(problem);
+    if (!plan) {
+      llvm::consumeError(plan.takeError());
+      continue;
+    }
+    Expected<Simulation> simulation = simulate(problem, plan->stages);
+    ASSERT_TRUE(bool(simulation)) << llvm::toString(simulation.takeError());
+    unsigned numStages = plan->stages.size();
+    std::vector<double> lastEnd(numStages, 0);
+    std::vector<unsigned> updates(numStages, 0);
+    for (const SimEvent &event : simulation->events) {
+      if (event.kind >= SimEvent::Activation)
+        continue;
+      EXPECT_EQ(updates[event.stage], 0u) << "trial " << trial;
+      if (event.kind == SimEvent::Update) {
+        ++updates[event.stage];
+        EXPECT_GE(event.startMs, lastEnd[event.stage]) << "trial " << trial;
+      }
+      lastEnd[event.stage] = std::max(lastEnd[event.stage], event.endMs);
+    }
+    if (!instance.options.training) {
+      EXPECT_EQ(simulation->stepMs, simulation->iterationMs);
+      EXPECT_EQ(llvm::count(updates, 0u), numStages) << "trial " << trial;
+      continue;
+    }
+    double step = simulation->iterationMs;
+    for (unsigned s = 0; s < numStages; ++s) {
+      const StagePlan &stage = plan->stages[s];
+      double update = problem
+                          .stageCost(stage.begin, stage.end, stage.device,
+                                     numStages - 1 - s, stage.recompute)
+                          .optimizerMs;
+      EXPECT_EQ(updates[s], update > 0 ? 1u : 0u) << "trial " << trial;
+      if (update > 0)
+        step = std::max(step, lastEnd[s]);
+    }
+    EXPECT_DOUBLE_EQ(simulation->stepMs, step) << "trial " << trial;
+    EXPECT_GT(simulation->stepMs, simulation->iterationMs) << "trial " << trial;
+    longer += simulation->stepMs > simulation->iterationMs;
+  }
+  EXPECT_GT(longer, 20u);
+}
+
 TEST(Simulator, OneFOneBProgramsKeepAtMostSMinusIInFlight) {
   for (unsigned s = 0; s < 4; ++s) {
     std::vector<ProgramStep> program =

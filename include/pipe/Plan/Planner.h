@@ -173,8 +173,9 @@ struct PipelinePlan {
   /// The objective of the plan the search returned, before any 1F1B
   /// refinement on the replay: the least of every plan when `exact`.
   double optimalObjectiveMs = 0;
-  /// Filled by the simulator.
-  double predictedIterationMs = 0, bubbleFraction = 0;
+  /// Filled by the simulator: the iteration (the objective the search
+  /// minimizes), its idle share, and the step with the optimizer updates.
+  double predictedIterationMs = 0, bubbleFraction = 0, predictedStepMs = 0;
   /// Whether the search was exact under the objective; when not, a proven
   /// bound on how far optimalObjectiveMs is above the optimum, relative.
   bool exact = true;

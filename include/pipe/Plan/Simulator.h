@@ -43,7 +43,8 @@ std::vector<ProgramStep> stageProgram(Schedule schedule, bool training,
 
 /// One interval of the replay.
 struct SimEvent {
-  enum Kind { Forward, Recompute, Backward, Activation, Gradient };
+  /// Update: the stage's optimizer update, after its last step (training).
+  enum Kind { Forward, Recompute, Backward, Update, Activation, Gradient };
   Kind kind;
   /// The stage; for transfers, the stage that sends.
   unsigned stage;
@@ -52,7 +53,12 @@ struct SimEvent {
 };
 
 struct Simulation {
+  /// The pipelined work of the microbatches: the plan's predicted
+  /// iteration.
   double iterationMs = 0;
+  /// The training step: each stage's optimizer update follows its last
+  /// step (simulate() only; replay() leaves the iteration).
+  double stepMs = 0;
   /// The share of device time the stages stand idle.
   double bubbleFraction = 0;
   std::vector<SimEvent> events;
@@ -99,7 +105,9 @@ struct ReplayScratch {
 };
 
 /// Replays `plan`; with `recordEvents`, keeps every interval for a
-/// timeline. Fails if the schedule deadlocks. `scratch` is as for replay.
+/// timeline. In training, each stage's optimizer update runs after its last
+/// step, which gives the step time. Fails if the schedule deadlocks.
+/// `scratch` is as for replay.
 llvm::Expected<Simulation> simulate(const PlanProblem &problem,
                                     llvm::ArrayRef<StagePlan> plan,
                                     bool recordEvents = true,
