@@ -2,9 +2,10 @@
 """The planner's cost model against measured runs on this host's CPU.
 
 Without a GPU, the one device the compiler can both price and run is the
-host's CPU: without `--cluster`, `pipe-opt --emit=plan` plans for it (all
-its hardware threads, the catalog's per-core `cpu` numbers). For each model
-this compares what the plan predicts with what the compiled program takes:
+host's CPU. For each model this compares what `pipe-opt --emit=plan`
+predicts for it (a cluster of one `cpu` device with as many cores as the
+program's threads, the catalog's per-core numbers) with what the compiled
+program takes on those threads:
 
   - inference (the models of python/export_models.py): the plan's forward
     time of one stage and one microbatch against `OUT/run --bench N`, the
@@ -36,12 +37,26 @@ import cpu_forward  # noqa: E402
 import train_step  # noqa: E402
 
 
-def planned_stage(pipe_opt: str, model: str, folder: str,
+def cpu_cluster(folder: str, threads: int) -> str:
+    """A cluster file of this host's CPU, `threads` cores of it."""
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    path = os.path.join(folder, "cluster.json")
+    with open(path, "w") as f:
+        json.dump({"devices": [{"name": "cpu0", "kind": "cpu",
+                                "host": "localhost", "cores": threads,
+                                "memory_gb": memory / 2**30}]}, f)
+    return path
+
+
+def planned_stage(pipe_opt: str, model: str, folder: str, threads: int,
                   extra: list[str]) -> tuple[dict, dict]:
-    """The plan for this host's CPU, and its only stage."""
+    """The plan for `threads` cores of this host's CPU, and its only
+    stage."""
     out = os.path.join(folder, "plan")
-    subprocess.run([pipe_opt, model, "--emit=plan", "-o", out] + extra,
-                   check=True, stdout=subprocess.DEVNULL)
+    os.makedirs(folder, exist_ok=True)
+    cluster = cpu_cluster(folder, threads)
+    subprocess.run([pipe_opt, model, "--emit=plan", "-o", out, "--cluster",
+                    cluster] + extra, check=True, stdout=subprocess.DEVNULL)
     with open(os.path.join(out, "plan.json")) as f:
         plan = json.load(f)
     if len(plan["stages"]) != 1:
@@ -50,20 +65,20 @@ def planned_stage(pipe_opt: str, model: str, folder: str,
 
 
 def inference_row(pipe_opt: str, name: str, folder: str, repeat: int,
-                  env: dict) -> tuple[float, float]:
+                  threads: int, env: dict) -> tuple[float, float]:
     path, _, measured = cpu_forward.bench_pipe(pipe_opt, name, folder, repeat,
                                                env)
     _, stage = planned_stage(pipe_opt, path,
-                             os.path.join(folder, name + "-plan"), [])
+                             os.path.join(folder, name + "-plan"), threads, [])
     return stage["forward_ms"], measured
 
 
-def training_row(pipe_opt: str, name: str, folder: str,
-                 steps: int) -> tuple[float, float]:
+def training_row(pipe_opt: str, name: str, folder: str, steps: int,
+                 threads: int) -> tuple[float, float]:
     model, b, data = train_step.build(name, steps)
     times, _ = train_step.pipe_steps(pipe_opt, folder, model, data, b, steps)
     plan, _ = planned_stage(
-        pipe_opt, os.path.join(folder, "model.onnx"), folder,
+        pipe_opt, os.path.join(folder, "model.onnx"), folder, threads,
         ["--train", "--microbatches", str(train_step.MICROBATCHES),
          "--optimizer", "adamw"])
     return plan["predicted_step_ms"], statistics.median(times[1:]) * 1e3
@@ -92,13 +107,13 @@ def main() -> int:
         with tempfile.TemporaryDirectory() as folder:
             rows.append((name, "forward",
                          *inference_row(args.pipe_opt, name, folder,
-                                        args.repeat, env)))
+                                        args.repeat, args.threads, env)))
         print_row(rows[-1])
     for name in filter(None, args.training.split(",")):
         with tempfile.TemporaryDirectory() as folder:
             rows.append((name, "training step",
                          *training_row(args.pipe_opt, name, folder,
-                                       args.steps)))
+                                       args.steps, args.threads)))
         print_row(rows[-1])
     return 0
 

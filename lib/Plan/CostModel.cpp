@@ -99,8 +99,9 @@ double mlir::pipe::estimateOpTimeMs(const OpCost &cost,
   double peak = device.peak.fp32;
   if (cost.contraction) {
     // Contractions reach 0.80 of the peak once they fill the device: at
-    // 2^33 FLOPs on a GPU (a 2048^3 GEMM), below which the efficiency falls
-    // with the square root of the size; at 2^25 on a CPU (a 256^3 GEMM),
+    // 2^33 FLOPs on a GPU (a 2048 x 2048 x 1024 GEMM), below which the
+    // efficiency falls with the square root of the size; at 2^25 on a CPU
+    // (a 256^3 GEMM),
     // whose few cores fill sooner, below which it falls with the eighth
     // root (OpenBLAS SGEMM on this project's 2-core machine:
     // docs/benchmarks.md, "The cost model against measured runs").

@@ -100,10 +100,10 @@ TEST_F(CostModelTest, SmallContractionsAreLessEfficient) {
 }
 
 /// A CPU's few cores fill at smaller contractions than a GPU: a 256^3 GEMM
-/// runs at 0.80 of a core's peak, a 64^3 one at 0.80 * (1/64)^(1/8), the
-/// eighth root of its share of 2^25 FLOPs (OpenBLAS SGEMM measured on two
-/// cores, docs/benchmarks.md), where on an A100 the 256^3 GEMM gets
-/// 0.80 * sqrt(2^25 / 2^33) = 0.05.
+/// runs at 0.80 of the device's peak, a 64^3 one at 0.80 * (1/64)^(1/8),
+/// the eighth root of its share of 2^25 FLOPs (OpenBLAS SGEMM measured on
+/// two cores, docs/benchmarks.md), where on an A100 a 1024^3 GEMM gets
+/// 0.80 * sqrt(2^31 / 2^33) = 0.40 and the 256^3 one the floor, 0.05.
 TEST(CostModel, CpuContractionsFillSooner) {
   DeviceSpec cpu = *lookupDeviceKind("cpu");
   cpu.cores = 2;
@@ -121,6 +121,7 @@ TEST(CostModel, CpuContractionsFillSooner) {
   EXPECT_NEAR(efficiency(cpu, 64), 0.80 * std::pow(1.0 / 64, 0.125), 1e-9);
   const DeviceSpec &a100 = *lookupDeviceKind("A100-80GB");
   EXPECT_NEAR(efficiency(a100, 256), 0.05, 1e-9);
+  EXPECT_NEAR(efficiency(a100, 1024), 0.40, 1e-9);
   EXPECT_NEAR(efficiency(a100, 2048), 0.80, 1e-9);
 }
 

@@ -48,9 +48,10 @@ double peakTflops(const DeviceSpec &device, Precision precision);
 /// memory time (bytes over bandwidth times the memory efficiency).
 ///
 /// Efficiency factors (docs/planner.md): contractions reach 0.80 of peak
-/// when they are large (at least 2^33 FLOPs, an 2048^3 GEMM), falling with
-/// the square root of their size below that, to no less than 0.05;
-/// other ops reach 0.25 of the compute peak (no tensor cores); memory
+/// once they fill the device, at 2^33 FLOPs on a GPU (a 2048 x 2048 x 1024
+/// GEMM) with the square root of their size below that, at 2^25 on a CPU
+/// (a 256^3 GEMM) with the eighth root, to no less than 0.05; other ops
+/// reach 0.25 of the compute peak (no tensor cores); memory
 /// traffic reaches 0.80 of the bandwidth. A fixed launch overhead is added
 /// per op: 5 us on GPUs, 1 us on CPUs.
 double estimateOpTimeMs(const OpCost &cost, const DeviceSpec &device,

@@ -57,7 +57,7 @@ struct Simulation {
   /// iteration.
   double iterationMs = 0;
   /// The training step: each stage's optimizer update follows its last
-  /// step (simulate() only; replay() leaves the iteration).
+  /// step. Set by simulate() only; replay() leaves it 0.
   double stepMs = 0;
   /// The share of device time the stages stand idle.
   double bubbleFraction = 0;
