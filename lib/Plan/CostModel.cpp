@@ -95,21 +95,22 @@ double mlir::pipe::peakTflops(const DeviceSpec &device, Precision precision) {
 double mlir::pipe::estimateOpTimeMs(const OpCost &cost,
                                     const DeviceSpec &device,
                                     Precision precision) {
+  // Contractions reach 0.80 of the peak once they fill the device: at 2^33
+  // FLOPs on a GPU (a 2048 x 2048 x 1024 GEMM), below which the efficiency
+  // falls with the square root of the size; at 2^25 on a CPU (a 256^3
+  // GEMM), whose few cores fill sooner, below which it falls with the
+  // eighth root (OpenBLAS SGEMM on this project's 2-core machine:
+  // docs/benchmarks.md, "The cost model against measured runs").
+  constexpr double kGpuFull = 8589934592.0, kCpuFull = 33554432.0;
   double efficiency = 0.25;
   double peak = device.peak.fp32;
   if (cost.contraction) {
-    // Contractions reach 0.80 of the peak once they fill the device: at
-    // 2^33 FLOPs on a GPU (a 2048 x 2048 x 1024 GEMM), below which the
-    // efficiency falls with the square root of the size; at 2^25 on a CPU
-    // (a 256^3 GEMM),
-    // whose few cores fill sooner, below which it falls with the eighth
-    // root (OpenBLAS SGEMM on this project's 2-core machine:
-    // docs/benchmarks.md, "The cost model against measured runs").
     peak = peakTflops(device, precision);
-    double full = device.isCPU() ? 33554432.0 : 8589934592.0;
-    double size = std::min(1.0, double(cost.flops) / full);
+    bool cpu = device.isCPU();
+    double size =
+        std::min(1.0, double(cost.flops) / (cpu ? kCpuFull : kGpuFull));
     efficiency =
-        std::max(0.05, 0.80 * std::pow(size, device.isCPU() ? 0.125 : 0.5));
+        std::max(0.05, 0.80 * (cpu ? std::pow(size, 0.125) : std::sqrt(size)));
   }
   double computeMs = cost.flops / (peak * 1e12 * efficiency) * 1e3;
   double memoryMs = double(cost.bytesRead + cost.bytesWritten) /
