@@ -5,7 +5,8 @@
 // the gradient of its oldest microbatch in flight. Starting from the best
 // replay among the Pareto plans, this local search moves single cuts,
 // swaps or replaces devices and re-picks recompute, keeping every move
-// that shortens the replay, until none does.
+// that shortens the replay, until none does. When the replay search stops
+// on its budget, its plan descends by the same moves (descendByReplay).
 //
 //===----------------------------------------------------------------------===//
 
@@ -136,6 +137,15 @@ static double descend(const PlanProblem &problem,
     best = bestTime;
   }
   return best;
+}
+
+double mlir::pipe::descendByReplay(const PlanProblem &problem,
+                                   std::vector<StagePlan> &plan,
+                                   double timeMs) {
+  ReplayScratch scratch;
+  unsigned replays = 0;
+  uint64_t simulatedSteps = 0;
+  return descend(problem, plan, timeMs, replays, simulatedSteps, scratch);
 }
 
 void mlir::pipe::refinePlanBySimulation(const PlanProblem &problem,

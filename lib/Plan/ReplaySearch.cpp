@@ -670,11 +670,18 @@ void mlir::pipe::searchLeastReplay(const PlanProblem &problem,
                       tables);
   // No plan replays faster than the floor: the plan is the least already.
   bool finished = search.bestMs() <= floorMs * (1 + 1e-12) || search.run();
-  if (search.bestPlan() != ArrayRef<StagePlan>(plan.stages)) {
-    plan.stages = search.bestPlan();
+  std::vector<StagePlan> stages = search.bestPlan();
+  double best = search.bestMs();
+  // When the search stops on its budget, its plan descends by the
+  // refinement's moves: the plans it finds after the refinement are no
+  // local minima of them, and on plans of many stages the refinement
+  // stops on its own budget (docs/planner.md, "Order and budget").
+  if (!finished)
+    best = descendByReplay(problem, stages, best);
+  if (stages != plan.stages) {
+    plan.stages = std::move(stages);
     plan.objectiveMs = problem.objectiveMs(plan.stages);
   }
-  double best = search.bestMs();
   plan.iterationExact = finished;
   double floor = finished
                      ? best

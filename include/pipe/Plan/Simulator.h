@@ -195,6 +195,12 @@ private:
 /// hand-given parts and every device's memory. Never makes it slower.
 void refinePlanBySimulation(const PlanProblem &problem, PipelinePlan &plan);
 
+/// Descends from `plan`, whose replay is `timeMs`, by the moves of
+/// refinePlanBySimulation while one shortens the replay, with a budget as
+/// large as a whole refinement's; returns the replay reached.
+double descendByReplay(const PlanProblem &problem, std::vector<StagePlan> &plan,
+                       double timeMs);
+
 /// Lower bounds, by the layers a plan has left, on what they add to a 1F1B
 /// replay, from the partitioner's dynamic program: for the layers from
 /// `layer` on, placed on exactly the devices of `key` (devices used per
