@@ -43,11 +43,20 @@ static double descend(const PlanProblem &problem,
   const PlanOptions &options = problem.options();
   bool moveCuts = options.cutAfter.empty();
   bool moveDevices = options.deviceOrder.empty();
-  unsigned numDevices = problem.numDevices();
   const Cluster &cluster = problem.cluster();
+  // Unused devices of one class make the same moves: one of each is tried.
+  std::vector<std::vector<unsigned>> classes = cluster.interchangeableDevices();
   for (unsigned round = 0; round < 1000; ++round) {
     std::vector<StagePlan> bestMove;
     double bestTime = best;
+    SmallVector<unsigned> unused;
+    for (const std::vector<unsigned> &cls : classes)
+      for (unsigned d : cls)
+        if (llvm::none_of(current,
+                          [&](const StagePlan &p) { return p.device == d; })) {
+          unused.push_back(d);
+          break;
+        }
     auto consider = [&](std::vector<StagePlan> neighbour) {
       uint64_t steps = uint64_t(neighbour.size()) * 2 *
                        uint64_t(problem.options().microbatches);
@@ -91,10 +100,7 @@ static double descend(const PlanProblem &problem,
           consider(std::move(neighbour));
         }
       for (unsigned s = 0; s < numStages; ++s)
-        for (unsigned d = 0; d < numDevices; ++d) {
-          if (llvm::any_of(current,
-                           [&](const StagePlan &p) { return p.device == d; }))
-            continue;
+        for (unsigned d : unused) {
           std::vector<StagePlan> neighbour = current;
           neighbour[s].device = d;
           consider(std::move(neighbour));
@@ -114,10 +120,7 @@ static double descend(const PlanProblem &problem,
         if (current[s].end - current[s].begin < 2)
           continue;
         unsigned middle = (current[s].begin + current[s].end) / 2;
-        for (unsigned d = 0; d < numDevices; ++d) {
-          if (llvm::any_of(current,
-                           [&](const StagePlan &p) { return p.device == d; }))
-            continue;
+        for (unsigned d : unused) {
           for (bool after : {false, true}) {
             std::vector<StagePlan> neighbour = current;
             StagePlan extra = current[s];
