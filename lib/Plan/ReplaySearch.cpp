@@ -675,7 +675,7 @@ void mlir::pipe::searchLeastReplay(const PlanProblem &problem,
   // When the search stops on its budget, its plan descends by the
   // refinement's moves: the plans it finds after the refinement are no
   // local minima of them, and on plans of many stages the refinement
-  // stops on its own budget (docs/planner.md, "Order and budget").
+  // stops on its own budget (docs/planner.md, "The last descent").
   if (!finished)
     best = descendByReplay(problem, stages, best);
   if (stages != plan.stages) {
