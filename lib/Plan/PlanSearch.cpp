@@ -16,6 +16,8 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/ThreadPool.h"
+#include "llvm/Support/Threading.h"
 
 #include <algorithm>
 #include <cmath>
@@ -768,14 +770,26 @@ static llvm::Expected<SearchOutcome> searchPlan(const PlanProblem &problem,
         problem.options().schedule == Schedule::OneFOneB) {
       llvm::Expected<Simulation> found =
           simulate(problem, outcome.plan.stages, /*recordEvents=*/false);
+      double replayMs = kInf;
       if (found)
-        outcome.replayFloorMs = replayFloor(
-            problem, partitioner, found->iterationMs, outcome.plan.floorPlans);
+        replayMs = found->iterationMs;
       else
         llvm::consumeError(found.takeError());
+      // The tables for the search over replays do not depend on the floor:
+      // a dynamic program of their own builds them on a second thread while
+      // the floor is searched. Neither depends on the order they finish in.
+      llvm::DefaultThreadPool pool(llvm::hardware_concurrency(1));
+      std::shared_future<SuffixTables> tables;
       if (tabulate && outcome.proven)
-        outcome.suffixes = suffixTables(problem, partitioner,
-                                        found ? found->iterationMs : kInf);
+        tables = pool.async([&problem, stages, replayMs] {
+          Partitioner own(problem, stages);
+          return suffixTables(problem, own, replayMs);
+        });
+      if (found)
+        outcome.replayFloorMs = replayFloor(problem, partitioner, replayMs,
+                                            outcome.plan.floorPlans);
+      if (tables.valid())
+        outcome.suffixes = tables.get();
     }
     return outcome;
   }
