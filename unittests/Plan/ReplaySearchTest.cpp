@@ -88,11 +88,11 @@ TEST(ReplaySearch, OneFOneBHasTheLeastReplay) {
 }
 
 /// When the first target search (2% below the incumbent) cannot finish in
-/// its quarter of the budget, the rest goes to a search at the incumbent,
-/// which finds faster plans the first one pruned. On this benchmark
-/// instance (pipe-plan-scaling 40 12 4 1 1 16 2000000) the first search
-/// finds none: without the second the plan would stay the refinement's,
-/// the plan of a search without steps.
+/// its quarter of the budget, the search at the incumbent, which runs
+/// alongside on a second thread, finds faster plans the first one pruned.
+/// On this benchmark instance (pipe-plan-scaling 40 12 4 1 1 16 2000000)
+/// the first search finds none: without the second the plan would stay
+/// the refinement's, the plan of a search without steps.
 TEST(ReplaySearch, ReplaySearchFindsPlansItsFirstTargetPrunes) {
   RandomInstance instance = scalingInstance(40, 12, 4, 1);
   const LayerGraph &graph = instance.graph;
