@@ -203,10 +203,12 @@ static llvm::cl::opt<unsigned> exactLayers(
 static llvm::cl::opt<uint64_t> replaySteps(
     "plan-replay-steps",
     llvm::cl::desc("1F1B: the most pipeline steps the search for the least "
-                   "replayed iteration simulates; more proves more plans "
-                   "the least (default 160000000, about 0.65 s at 100 "
-                   "layers on 16 devices of two kinds; 0: bounds only). "
-                   "On blocks of layers only the bounds count"),
+                   "replayed iteration simulates, and its search at the "
+                   "incumbent on a second thread as many again; more "
+                   "proves more plans the least (default 160000000, about "
+                   "0.65 s at 100 layers on 16 devices of two kinds; 0: "
+                   "bounds only). On blocks of layers only the bounds "
+                   "count"),
     llvm::cl::init(pipe::PlanOptions().replaySteps),
     llvm::cl::cat(planCategory));
 

@@ -133,7 +133,8 @@ struct PlanOptions {
   /// The 1F1B replay search simulates at most this many pipeline steps (a
   /// replay of S stages and M microbatches is 2 S M steps, or
   /// 2 k M + (S - k) M / 2 with stand-ins for all but k; pricing a stage
-  /// counts as 16). 0 keeps only its root bounds.
+  /// counts as 16), and its search at the incumbent, on a second thread,
+  /// as many again. 0 keeps only its root bounds.
   uint64_t replaySteps = 160000000;
 };
 
