@@ -687,36 +687,41 @@ void mlir::pipe::searchLeastReplay(const PlanProblem &problem,
   if (!finished) {
     // A search at the incumbent itself proves little, but it finds the
     // faster plans the first target search prunes, those between its
-    // target and the incumbent. It runs on a second thread, from the same
-    // incumbent and with a budget as large, and is dropped when the
-    // searches below the incumbent prove it the least: neither depends on
-    // the other's timing, so the plan does not either.
+    // target and the incumbent. It starts from the same incumbent with a
+    // budget as large, on a second thread where there is a second core
+    // (else after the others), and is dropped when the searches below the
+    // incumbent prove it the least: neither depends on the other's
+    // progress, so the plan depends on neither the timing nor the cores.
     std::atomic<bool> stop{false};
     std::optional<ReplaySearch> atBest;
+    auto searchAtBest = [&] {
+      atBest.emplace(problem, plan, budget, tables,
+                     ReplaySearch::Part::AtTheBest, &stop);
+      return atBest->run();
+    };
     std::shared_future<bool> atBestFinished;
     llvm::DefaultThreadPool pool(llvm::hardware_concurrency(1));
-    if (budget)
-      atBestFinished = pool.async([&] {
-        atBest.emplace(problem, plan, budget, tables,
-                       ReplaySearch::Part::AtTheBest, &stop);
-        return atBest->run();
-      });
+    if (budget && llvm::hardware_concurrency().compute_thread_count() > 1)
+      atBestFinished = pool.async(searchAtBest);
     finished = search.run();
     stages = search.bestPlan();
     best = search.bestMs();
     lower = search.lowerBoundMs();
     if (finished)
       stop = true;
-    if (atBestFinished.valid()) {
-      bool atBestProven = atBestFinished.get();
-      if (!finished) {
-        if (atBest->bestMs() < best) {
-          stages = atBest->bestPlan();
-          best = atBest->bestMs();
-        }
-        finished = atBestProven;
-        lower = std::max(lower, atBest->lowerBoundMs());
+    // Waited for even when dropped: it uses this frame.
+    bool atBestProven = false;
+    if (atBestFinished.valid())
+      atBestProven = atBestFinished.get();
+    else if (budget && !finished)
+      atBestProven = searchAtBest();
+    if (!finished && atBest) {
+      if (atBest->bestMs() < best) {
+        stages = atBest->bestPlan();
+        best = atBest->bestMs();
       }
+      finished = atBestProven;
+      lower = std::max(lower, atBest->lowerBoundMs());
     }
   }
   // When the search stops on its budget, its plan descends by the
