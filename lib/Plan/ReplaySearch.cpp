@@ -646,8 +646,7 @@ bool ReplaySearch::run() {
     double below = kBelow[phase];
     // A search that cannot prove even the first target within a share of
     // the budget will not prove the best plan with the rest (below).
-    limit =
-        phase || part == Part::AtTheBest ? budget : budget / kFirstTargetShare;
+    limit = phase ? budget : budget / kFirstTargetShare;
     // Never below what an earlier search proved.
     target = std::max(best * (1 - below), proven);
     openBound = kInf;
