@@ -783,7 +783,9 @@ static llvm::Expected<SearchOutcome> searchPlan(const PlanProblem &problem,
       if (tabulate && outcome.proven)
         tables = pool.async([&problem, stages, replayMs] {
           Partitioner own(problem, stages);
-          return suffixTables(problem, own, replayMs);
+          SuffixTables made = suffixTables(problem, own, replayMs);
+          tabulateResponses(problem, made);
+          return made;
         });
       if (found)
         outcome.replayFloorMs = replayFloor(problem, partitioner, replayMs,

@@ -12,9 +12,11 @@
 // position. The bound of a partial plan is the largest of:
 //   - the replay of the stages placed so far, followed by stages and
 //     transfers that take no time but for each microbatch's least round
-//     trip through them (RoundTrip): every constraint of that replay holds
-//     in the replay of each plan that extends the stages placed, and a
-//     replay is the least solution of its constraints;
+//     trip through them (RoundTrip), and for the least response of the
+//     suffixes left to the first microbatch (SuffixResponse.cpp): every
+//     constraint of that replay holds in the replay of each plan that
+//     extends the stages placed, and a replay is the least solution of its
+//     constraints;
 //   - the bound below over every suffix of the stages left on the devices
 //     left, from the partitioner's tables (SuffixTables): the least sum of
 //     a suffix's stage and transfer times, and the least largest unhidden
@@ -85,6 +87,19 @@ static constexpr unsigned kMaxComparedMicrobatches = 128;
 /// judged.
 static constexpr uint64_t kComparedFirst = 64;
 
+/// The stage counts the options allow.
+static std::pair<unsigned, unsigned> stageCounts(const PlanProblem &problem) {
+  const PlanOptions &options = problem.options();
+  unsigned fixed = options.stages;
+  if (!options.cutAfter.empty())
+    fixed = options.cutAfter.size() + 1;
+  if (!options.deviceOrder.empty())
+    fixed = options.deviceOrder.size();
+  if (fixed)
+    return {fixed, fixed};
+  return {1, std::min(problem.numDevices(), problem.numLayers())};
+}
+
 namespace {
 
 class ReplaySearch {
@@ -139,6 +154,19 @@ private:
   ArrayRef<SuffixPoint> suffixFront(unsigned next, unsigned left,
                                     unsigned first);
   std::unordered_map<uint64_t, std::vector<SuffixPoint>> fronts;
+  /// The devices left, as a key of SuffixTables, and an id of the
+  /// suffixes of `left` stages on them from layer `next` on with class
+  /// `cls` (their first, or the last placed).
+  std::pair<uint64_t, uint64_t> suffixesLeft(unsigned next, unsigned left,
+                                             unsigned cls) const;
+  /// The keys of the suffixes of `left` stages on the devices `remaining`
+  /// (a key of SuffixTables).
+  ArrayRef<unsigned> keysLeft(uint64_t remaining, unsigned left);
+  /// The least over the suffixes of `left` stages on the devices left
+  /// from layer `next` on of SuffixTables::response, after the last stage
+  /// placed.
+  ArrayRef<double> suffixResponse(unsigned next, unsigned left);
+  std::unordered_map<uint64_t, std::vector<double>> responses;
   /// The keys of the suffixes of each stage count on each set of devices
   /// left.
   std::unordered_map<uint64_t, std::vector<unsigned>> keysByRemaining;
@@ -172,8 +200,6 @@ private:
   std::optional<std::pair<ReplayStage, Recompute>>
   fit(unsigned begin, unsigned end, unsigned device,
       unsigned positionFromEnd) const;
-  /// The stage counts the options allow.
-  std::pair<unsigned, unsigned> stageCounts() const;
   bool exhausted() const {
     return steps > limit || (stop && stop->load(std::memory_order_relaxed));
   }
@@ -252,17 +278,6 @@ ReplaySearch::ReplaySearch(const PlanProblem &problem, const PipelinePlan &plan,
   }
 }
 
-std::pair<unsigned, unsigned> ReplaySearch::stageCounts() const {
-  unsigned fixed = options.stages;
-  if (!options.cutAfter.empty())
-    fixed = options.cutAfter.size() + 1;
-  if (!options.deviceOrder.empty())
-    fixed = options.deviceOrder.size();
-  if (fixed)
-    return {fixed, fixed};
-  return {1, std::min(problem.numDevices(), numLayers)};
-}
-
 std::optional<std::pair<ReplayStage, Recompute>>
 ReplaySearch::fit(unsigned begin, unsigned end, unsigned device,
                   unsigned positionFromEnd) const {
@@ -336,8 +351,8 @@ double ReplaySearch::placedSlowest(unsigned numStages) const {
   return slowest;
 }
 
-ArrayRef<ReplaySearch::SuffixPoint>
-ReplaySearch::suffixFront(unsigned next, unsigned left, unsigned first) {
+std::pair<uint64_t, uint64_t>
+ReplaySearch::suffixesLeft(unsigned next, unsigned left, unsigned cls) const {
   unsigned numClasses = classes.size();
   uint64_t remaining = 0;
   for (unsigned c = 0; c < numClasses; ++c)
@@ -346,7 +361,14 @@ ReplaySearch::suffixFront(unsigned next, unsigned left, unsigned first) {
       ((uint64_t(next) * tables->numKeys + remaining) * (numLayers + 1) +
        left) *
           numClasses +
-      first;
+      cls;
+  return {remaining, id};
+}
+
+ArrayRef<ReplaySearch::SuffixPoint>
+ReplaySearch::suffixFront(unsigned next, unsigned left, unsigned first) {
+  unsigned numClasses = classes.size();
+  auto [remaining, id] = suffixesLeft(next, left, first);
   auto [it, inserted] = fronts.try_emplace(id);
   std::vector<SuffixPoint> &front = it->second;
   if (!inserted)
@@ -358,23 +380,7 @@ ReplaySearch::suffixFront(unsigned next, unsigned left, unsigned first) {
   // least sum.
   unsigned numLimits = tables->limits.size();
   std::vector<SuffixPoint> points;
-  std::vector<unsigned> &keys =
-      keysByRemaining[remaining * (numLayers + 1) + left];
-  if (keys.empty()) {
-    for (unsigned key = 0; key < tables->numKeys; ++key) {
-      unsigned stages = 0;
-      bool within = true;
-      for (unsigned c = 0; c < numClasses; ++c) {
-        unsigned digit = (key / tables->radix[c]) % (tables->sizes[c] + 1);
-        stages += digit;
-        within &= digit <= classes[c].size() - used[c];
-      }
-      if (within && stages == left)
-        keys.push_back(key);
-    }
-    steps += uint64_t(tables->numKeys) * numClasses;
-  }
-  for (unsigned key : keys) {
+  for (unsigned key : keysLeft(remaining, left)) {
     size_t cell = tables->index(next, key, first);
     const double *sums = tables->sumWithin.data() + cell * numLimits;
     double uLow = tables->slowest[cell];
@@ -395,6 +401,47 @@ ReplaySearch::suffixFront(unsigned next, unsigned left, unsigned first) {
     if (front.empty() || point.uLow < front.back().uLow)
       front.push_back(point);
   return front;
+}
+
+ArrayRef<unsigned> ReplaySearch::keysLeft(uint64_t remaining, unsigned left) {
+  std::vector<unsigned> &keys =
+      keysByRemaining[remaining * (numLayers + 1) + left];
+  if (keys.empty()) {
+    unsigned numClasses = classes.size();
+    for (unsigned key = 0; key < tables->numKeys; ++key) {
+      unsigned stages = 0;
+      bool within = true;
+      for (unsigned c = 0; c < numClasses; ++c) {
+        unsigned digit = (key / tables->radix[c]) % (tables->sizes[c] + 1);
+        stages += digit;
+        within &= digit <= classes[c].size() - used[c];
+      }
+      if (within && stages == left)
+        keys.push_back(key);
+    }
+    steps += uint64_t(tables->numKeys) * numClasses;
+  }
+  return keys;
+}
+
+ArrayRef<double> ReplaySearch::suffixResponse(unsigned next, unsigned left) {
+  unsigned numClasses = classes.size();
+  unsigned before = placedClasses.back();
+  auto [remaining, id] = suffixesLeft(next, left, before);
+  auto [it, inserted] = responses.try_emplace(id);
+  std::vector<double> &least = it->second;
+  if (!inserted)
+    return least;
+  least.assign(m, kInf);
+  for (unsigned key : keysLeft(remaining, left)) {
+    const double *response =
+        tables->response.data() +
+        ((size_t(key) * numClasses + before) * (numLayers + 1) + next) * m;
+    for (unsigned mb = 0; mb < m; ++mb)
+      least[mb] = std::min(least[mb], response[mb]);
+    steps += m / 4 + 1;
+  }
+  return least;
 }
 
 double ReplaySearch::suffixBound(unsigned numStages, unsigned next) {
@@ -488,6 +535,8 @@ double ReplaySearch::bound(unsigned numStages, unsigned next) {
   if (numPlaced) {
     roundTrip.stage = numPlaced;
     roundTrip.ms = tables ? leastRoundTrip : restSum;
+    if (tables && !tables->response.empty())
+      roundTrip.response = suffixResponse(next, left);
   }
   llvm::Expected<Simulation> simulation =
       replay(times, cuts, Schedule::OneFOneB, /*training=*/true, m,
@@ -634,7 +683,7 @@ void ReplaySearch::descend(unsigned numStages, unsigned begin,
 }
 
 bool ReplaySearch::run() {
-  auto [fewest, most] = stageCounts();
+  auto [fewest, most] = stageCounts(problem);
   // First look for plans some way below the best, which prunes more and so
   // finds them sooner; each search that finishes proves every plan at least
   // its target, and the last, at the best plan itself, proves it the least.
@@ -654,8 +703,12 @@ bool ReplaySearch::run() {
     searched.clear();
     // The most promising stage counts first.
     std::vector<std::pair<double, unsigned>> roots;
-    for (unsigned numStages = fewest; numStages <= most; ++numStages)
-      roots.push_back({bound(numStages, 0), numStages});
+    for (unsigned numStages = fewest; numStages <= most; ++numStages) {
+      double rootBound = bound(numStages, 0);
+      if (tables && !tables->responseByStages.empty())
+        rootBound = std::max(rootBound, tables->responseByStages[numStages]);
+      roots.push_back({rootBound, numStages});
+    }
     llvm::sort(roots);
     for (auto [rootBound, numStages] : roots) {
       if (rootBound >= cutoff() * (1 - 1e-12))
@@ -677,6 +730,14 @@ void mlir::pipe::searchLeastReplay(const PlanProblem &problem,
                                    PipelinePlan &plan, double floorMs,
                                    bool branch, const SuffixTables *tables) {
   uint64_t budget = branch ? problem.options().replaySteps : 0;
+  if (tables && !tables->responseByStages.empty()) {
+    // Every plan's stage count is one the search allows.
+    auto [fewest, most] = stageCounts(problem);
+    double least = kInf;
+    for (unsigned numStages = fewest; numStages <= most; ++numStages)
+      least = std::min(least, tables->responseByStages[numStages]);
+    floorMs = std::max(floorMs, least);
+  }
   ReplaySearch search(problem, plan, budget, tables,
                       ReplaySearch::Part::BelowTheBest);
   std::vector<StagePlan> stages = search.bestPlan();

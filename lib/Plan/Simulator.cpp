@@ -150,9 +150,13 @@ llvm::Expected<Simulation> mlir::pipe::replay(ArrayRef<ReplayStage> costs,
   auto run = [&](unsigned s, ProgramStep step) {
     unsigned mb = step.microbatch;
     if (step.phase == Phase::Backward && s + 1 == idleFrom &&
-        idleFrom < numStages)
-      gradientAt[size_t(s) * m + mb] =
-          activationAt[size_t(idleFrom) * m + mb] + roundTrip.ms;
+        idleFrom < numStages) {
+      double &at = gradientAt[size_t(s) * m + mb];
+      at = activationAt[size_t(idleFrom) * m + mb] + roundTrip.ms;
+      if (!roundTrip.response.empty())
+        at = std::max(at, activationAt[size_t(idleFrom) * m] +
+                              roundTrip.response[mb]);
+    }
     if (step.phase == Phase::Forward) {
       double ready = activationAt[size_t(s) * m + mb];
       double start = std::max(deviceFree[s], ready);
@@ -177,9 +181,13 @@ llvm::Expected<Simulation> mlir::pipe::replay(ArrayRef<ReplayStage> costs,
         double send = std::max(end, upFree[s]);
         upFree[s] = record(SimEvent::Gradient, s, mb, send, cut[s - 1]);
         double arrival = upFree[s];
-        if (s == roundTrip.stage)
+        if (s == roundTrip.stage) {
           arrival = std::max(arrival,
                              activationAt[size_t(s) * m + mb] + roundTrip.ms);
+          if (!roundTrip.response.empty())
+            arrival = std::max(arrival, activationAt[size_t(s) * m] +
+                                            roundTrip.response[mb]);
+        }
         gradientAt[size_t(s - 1) * m + mb] = arrival;
       }
     }

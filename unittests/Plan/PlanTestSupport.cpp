@@ -117,3 +117,20 @@ PlanOptions mlir::pipe::oneFOneBTraining(std::mt19937 &rng, int fewest) {
   options.microbatches = std::uniform_int_distribution<int>(fewest, 8)(rng);
   return options;
 }
+
+std::vector<double> mlir::pipe::backwardEnds(ArrayRef<ReplayStage> stages,
+                                             ArrayRef<double> cut,
+                                             unsigned microbatches) {
+  std::vector<double> ends(microbatches, 0);
+  llvm::Expected<Simulation> alone =
+      replay(stages, cut, Schedule::OneFOneB, /*training=*/true, microbatches,
+             /*recordEvents=*/true);
+  if (!alone) {
+    llvm::consumeError(alone.takeError());
+    return ends;
+  }
+  for (const SimEvent &event : alone->events)
+    if (event.stage == 0 && event.kind == SimEvent::Backward)
+      ends[event.microbatch] = event.endMs;
+  return ends;
+}

@@ -60,6 +60,12 @@ std::vector<std::vector<unsigned>> eachDevice(const PlanProblem &problem);
 /// sequence; each stage with its fastest recompute that fits).
 double bestReplay(const PlanProblem &problem);
 
+/// When the first stage of the 1F1B training pipeline `stages`, replayed
+/// alone with every microbatch's activations there at time 0, ends each
+/// microbatch's backward pass.
+std::vector<double> backwardEnds(ArrayRef<ReplayStage> stages,
+                                 ArrayRef<double> cut, unsigned microbatches);
+
 /// 1F1B training with Adam and from `fewest` to 8 microbatches.
 PlanOptions oneFOneBTraining(std::mt19937 &rng, int fewest);
 

@@ -79,6 +79,9 @@ struct ReplayStage {
 struct RoundTrip {
   unsigned stage = 0;
   double ms = 0;
+  /// When not empty, also: microbatch m's gradient leaves them no sooner
+  /// than response[m] after the first microbatch's activations reach them.
+  llvm::ArrayRef<double> response;
 };
 
 /// Working space of replays, kept by callers that replay many times.
@@ -220,6 +223,17 @@ struct SuffixTables {
   SmallVector<double> limits;
   std::vector<double> sumWithin;
 
+  /// Per suffix cell (its first layer and devices) and class of the stage
+  /// before it, a lower bound on when the gradient of each microbatch
+  /// reaches that stage, after it sent the first microbatch's activations
+  /// (tabulateResponses), at
+  /// [((key * classes + before) * (layers + 1) + layer) * M + microbatch];
+  /// empty when not tabulated.
+  std::vector<double> response;
+  /// By stage count, a lower bound on the replay of every plan that fits,
+  /// from the same dynamic program.
+  std::vector<double> responseByStages;
+
   bool empty() const { return sum.empty(); }
   size_t index(unsigned layer, unsigned key, unsigned first) const {
     return (size_t(layer) * numKeys + key) * (sizes.size() + 1) + first;
@@ -233,6 +247,19 @@ struct SuffixTables {
 /// limits: the same tables, for tests.
 SuffixTables tabulateSuffixes(const PlanProblem &problem, double capMs,
                               bool perLimit = false);
+
+/// The most numbers tabulateResponses keeps (32 MiB), and the most steps
+/// (a microbatch's passes on one stage) its dynamic program may simulate:
+/// 100 layers on 16 devices of four kinds with 16 microbatches take at
+/// most 1.4·10⁸ (about 0.25 s); with 32 microbatches, twice that.
+inline constexpr size_t kMaxResponseNumbers = size_t(4) << 20;
+inline constexpr uint64_t kMaxResponseSteps = 150000000;
+
+/// Fills `tables.response` and `tables.responseByStages` for `problem`'s
+/// 1F1B replay search (lib/Plan/SuffixResponse.cpp); leaves them empty
+/// when `tables` counts no devices by class, or the bounds would take more
+/// than kMaxResponseNumbers numbers or kMaxResponseSteps steps.
+void tabulateResponses(const PlanProblem &problem, SuffixTables &tables);
 
 /// Finds the 1F1B plan with the least replayed iteration time by branch
 /// and bound over every plan the options allow, starting from `plan`

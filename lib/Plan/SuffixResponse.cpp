@@ -1,0 +1,243 @@
+//===- SuffixResponse.cpp - least gradient returns of 1F1B suffixes -------===//
+//
+// For the replay search's stand-in (ReplaySearch.cpp): per suffix of the
+// layer order on given devices, a lower bound on when each microbatch's
+// gradient comes back to the stage before the suffix, counted from when
+// that stage sends the first microbatch's activations. It sees the
+// suffix's own stalls, which its least sum and largest unhidden time do
+// not.
+//
+// A replay is a max-plus linear system: it is monotone in its inputs and
+// moves with them. So if the activations reach a suffix no sooner than a
+// times a₀ ≤ a₁ ≤ …, its first stage ends the backward pass of microbatch
+// m no sooner than a₀ + E[m], where E is the suffix replayed alone with
+// every microbatch's activations there at time 0; and no sooner than
+// aₘ + R, with R its least round trip. Replaying the suffix's first stage
+// alone, with the gradients of the rest of it coming back at the larger of
+// those two bounds for the rest, gives such a bound E for the suffix; the
+// least over every first stage bounds every suffix of a cell. The dynamic
+// program runs over the cells from the last layer to the first.
+//
+//===----------------------------------------------------------------------===//
+
+#include "pipe/Plan/Simulator.h"
+
+#include <algorithm>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::pipe;
+
+static constexpr double kInf = std::numeric_limits<double>::infinity();
+/// Pricing a stage for a recompute choice, and finding where it fits,
+/// costs about as much as this many steps.
+static constexpr uint64_t kPricingSteps = 16;
+
+void mlir::pipe::tabulateResponses(const PlanProblem &problem,
+                                   SuffixTables &tables) {
+  tables.response.clear();
+  tables.responseByStages.clear();
+  const PlanOptions &options = problem.options();
+  unsigned m = options.microbatches;
+  unsigned numLayers = problem.numLayers();
+  std::vector<std::vector<unsigned>> classes =
+      problem.cluster().interchangeableDevices();
+  unsigned numClasses = classes.size();
+  unsigned numKeys = tables.numKeys;
+  if (!options.training || options.schedule != Schedule::OneFOneB || m < 2 ||
+      tables.radix.size() != numClasses)
+    return;
+  size_t numCells = size_t(numLayers + 1) * numKeys * numClasses;
+  if (numCells * m > kMaxResponseNumbers)
+    return;
+
+  auto digit = [&](unsigned key, unsigned c) {
+    return key / tables.radix[c] % (tables.sizes[c] + 1);
+  };
+  std::vector<unsigned> keyStages(numKeys, 0);
+  for (unsigned key = 0; key < numKeys; ++key)
+    for (unsigned c = 0; c < numClasses; ++c)
+      keyStages[key] += digit(key, c);
+  unsigned numDevices = problem.numDevices();
+  // At most this many steps: every stage after every cell replayed, and
+  // every stage priced (kPricingSteps each).
+  uint64_t steps = uint64_t(numLayers) * (numLayers + 1) / 2 * numClasses *
+                   problem.recomputeChoices().size() * kPricingSteps;
+  for (unsigned i = 0; i < numLayers; ++i)
+    for (unsigned key = 1; key < numKeys; ++key) {
+      unsigned stages = keyStages[key];
+      if (stages > numLayers - i)
+        continue;
+      unsigned ends = stages > 1 ? numLayers - i - stages + 1 : 1;
+      for (unsigned c = 0; c < numClasses; ++c)
+        if (digit(key, c))
+          steps += uint64_t(ends) * m;
+    }
+  if (steps > kMaxResponseSteps)
+    return;
+
+  // Per class and stage [i, j) of the cells at layer i: the times of each
+  // recompute choice, and the most stages after it at which it still fits
+  // (its stash grows with them); -1 where it fits nowhere.
+  SmallVector<Recompute, 3> choices = problem.recomputeChoices();
+  unsigned numChoices = choices.size();
+  auto rangeIndex = [&](unsigned c, unsigned j, unsigned r) {
+    return (size_t(c) * (numLayers + 1) + j) * numChoices + r;
+  };
+  size_t numRanges = size_t(numClasses) * (numLayers + 1) * numChoices;
+  std::vector<double> forward(numRanges), backward(numRanges);
+  std::vector<int> fitsUpTo(numRanges);
+  auto price = [&](unsigned i) {
+    for (unsigned c = 0; c < numClasses; ++c) {
+      unsigned device = classes[c].front();
+      int64_t capacity = problem.capacityBytes(device);
+      for (unsigned j = i + 1; j <= numLayers; ++j)
+        for (unsigned r = 0; r < numChoices; ++r) {
+          size_t at = rangeIndex(c, j, r);
+          StageCost cost = problem.stageCost(i, j, device, 0, choices[r]);
+          forward[at] = cost.forwardMs;
+          backward[at] = cost.recomputeMs + cost.backwardMs;
+          auto fits = [&](unsigned after) {
+            return problem.stageMemory(i, j, after, choices[r]).total() <=
+                   capacity;
+          };
+          fitsUpTo[at] = -1;
+          if (!fits(0))
+            continue;
+          unsigned low = 0, high = numDevices - 1;
+          while (low < high) {
+            unsigned mid = (low + high + 1) / 2;
+            if (fits(mid))
+              low = mid;
+            else
+              high = mid - 1;
+          }
+          fitsUpTo[at] = int(low);
+        }
+    }
+  };
+
+  // The transfer after layer `cut` from a device of class `from` to one of
+  // class `to` (another of the same class if they are one).
+  auto transfer = [&](unsigned cut, unsigned from, unsigned to) {
+    unsigned a = classes[from].front();
+    unsigned b = to == from && classes[to].size() > 1 ? classes[to][1]
+                                                      : classes[to].front();
+    return problem.cutMs(cut, a, b);
+  };
+
+  // E and R of the cells at one layer (by key and first class), and for
+  // every later layer the bounds the stage before it sees (by key and that
+  // stage's class): V[m] = least over first classes of E[m] plus the
+  // transfers there and back, W likewise from R.
+  std::vector<double> cellE(size_t(numKeys) * numClasses * m),
+      cellR(size_t(numKeys) * numClasses);
+  std::vector<double> &response = tables.response;
+  response.assign(numCells * m, kInf);
+  std::vector<double> roundTrip(size_t(numLayers + 1) * numKeys * numClasses,
+                                kInf);
+  // By suffix and class before it, then layer: the dynamic program reads
+  // the cells of one suffix at consecutive layers.
+  auto before = [&](unsigned layer, unsigned key, unsigned c) {
+    return (size_t(key) * numClasses + c) * (numLayers + 1) + layer;
+  };
+  std::vector<double> thereAndBack(numClasses * numClasses), forwardEnd(m);
+  for (unsigned i = numLayers; i-- > 0;) {
+    price(i);
+    std::fill(cellE.begin(), cellE.end(), kInf);
+    std::fill(cellR.begin(), cellR.end(), kInf);
+    for (unsigned key = 1; key < numKeys; ++key) {
+      unsigned stages = keyStages[key];
+      if (stages > numLayers - i)
+        continue;
+      // The first stage runs this many forward passes before its first
+      // backward pass (stageProgram).
+      unsigned warmup = std::min(stages - 1, m);
+      for (unsigned c = 0; c < numClasses; ++c) {
+        if (!digit(key, c))
+          continue;
+        unsigned rest = key - tables.radix[c];
+        double *e = &cellE[(size_t(key) * numClasses + c) * m];
+        double &r = cellR[size_t(key) * numClasses + c];
+        unsigned lastEnd = rest ? numLayers - keyStages[rest] : numLayers;
+        unsigned firstEnd = rest ? i + 1 : numLayers;
+        bool lowering = true;
+        for (unsigned j = firstEnd; j <= lastEnd; ++j) {
+          unsigned choice = 0;
+          while (choice < numChoices &&
+                 fitsUpTo[rangeIndex(c, j, choice)] < int(stages - 1))
+            ++choice;
+          if (choice == numChoices)
+            continue;
+          double f = forward[rangeIndex(c, j, choice)];
+          double b = backward[rangeIndex(c, j, choice)];
+          size_t next = rest ? before(j, rest, c) : 0;
+          double w = rest ? roundTrip[next] : 0;
+          if (w == kInf)
+            continue;
+          r = std::min(r, f + b + w);
+          // Before its backward pass of microbatch mb the stage has run
+          // mb + 1 forward and backward passes at least. Once that alone
+          // reaches every bound so far, no longer stage lowers any: each
+          // takes longer (a slower recompute only when the faster no
+          // longer fits). Nor its round trip: each bound of the first
+          // microbatch is at least the round trip of its stage, so r is at
+          // most e[0], which f + b alone reaches.
+          bool lowers = false;
+          for (unsigned mb = 0; mb < m && !lowers; ++mb)
+            lowers = double(mb + 1) * (f + b) < e[mb];
+          if (!lowers)
+            break;
+          if (!rest) {
+            // The last stage alternates forward and backward passes.
+            for (unsigned mb = 0; mb < m; ++mb)
+              e[mb] = std::min(e[mb], double(mb + 1) * (f + b));
+            continue;
+          }
+          const double *v = &response[next * m];
+          double free = 0;
+          for (unsigned mb = 0; mb < warmup; ++mb)
+            forwardEnd[mb] = free += f;
+          for (unsigned mb = 0; mb < m; ++mb) {
+            if (warmup + mb < m)
+              forwardEnd[warmup + mb] = free += f;
+            double gradient =
+                std::max(forwardEnd[0] + v[mb], forwardEnd[mb] + w);
+            free = std::max(free, gradient) + b;
+            e[mb] = std::min(e[mb], free);
+          }
+        }
+      }
+    }
+    if (i == 0) {
+      // Whole plans: the replay ends with the first stage's last backward
+      // pass.
+      std::vector<double> &least = tables.responseByStages;
+      least.assign(numDevices + 1, kInf);
+      for (unsigned key = 1; key < numKeys; ++key)
+        for (unsigned c = 0; c < numClasses; ++c)
+          least[keyStages[key]] =
+              std::min(least[keyStages[key]],
+                       cellE[(size_t(key) * numClasses + c) * m + m - 1]);
+      break;
+    }
+    for (unsigned from = 0; from < numClasses; ++from)
+      for (unsigned c = 0; c < numClasses; ++c)
+        thereAndBack[from * numClasses + c] = 2 * transfer(i - 1, from, c);
+    for (unsigned key = 1; key < numKeys; ++key)
+      for (unsigned c = 0; c < numClasses; ++c) {
+        double r = cellR[size_t(key) * numClasses + c];
+        if (r == kInf)
+          continue;
+        const double *e = &cellE[(size_t(key) * numClasses + c) * m];
+        for (unsigned from = 0; from < numClasses; ++from) {
+          double there = thereAndBack[from * numClasses + c];
+          size_t at = before(i, key, from);
+          roundTrip[at] = std::min(roundTrip[at], there + r);
+          double *v = &response[at * m];
+          for (unsigned mb = 0; mb < m; ++mb)
+            v[mb] = std::min(v[mb], there + e[mb]);
+        }
+      }
+  }
+}
