@@ -66,13 +66,6 @@ using namespace mlir::pipe;
 
 static constexpr double kInf = std::numeric_limits<double>::infinity();
 
-/// The first search, for plans some way below the incumbent, gets this
-/// share of the budget: if it cannot finish there, the searches closer to
-/// the incumbent, which prune less, will not finish with the rest (four
-/// kinds of devices at 100 layers on 16 devices). A search at the
-/// incumbent, for faster plans rather than a proof, runs meanwhile on a
-/// second thread with a budget of its own (searchLeastReplay).
-static constexpr uint64_t kFirstTargetShare = 4;
 /// Pricing a stage (its memory and times, for each recompute) costs about
 /// as much as this many simulated steps.
 static constexpr uint64_t kPricingSteps = 16;
@@ -201,7 +194,7 @@ private:
   fit(unsigned begin, unsigned end, unsigned device,
       unsigned positionFromEnd) const;
   bool exhausted() const {
-    return steps > limit || (stop && stop->load(std::memory_order_relaxed));
+    return steps > budget || (stop && stop->load(std::memory_order_relaxed));
   }
   /// Partial plans whose bound reaches this are not searched.
   double cutoff() const { return std::min(best, target); }
@@ -236,9 +229,8 @@ private:
   /// The replay the search looks below (none: the best plan's), the
   /// least bound the budget left unexplored, and the lower bound proven.
   double target = kInf, openBound = kInf, proven = 0;
-  /// Steps taken, the budget, and the steps the current target search
-  /// may take up to.
-  uint64_t steps = 0, budget, limit;
+  /// Steps taken, and the budget of all the searches.
+  uint64_t steps = 0, budget;
   Part part;
   const std::atomic<bool> *stop;
 };
@@ -250,8 +242,8 @@ ReplaySearch::ReplaySearch(const PlanProblem &problem, const PipelinePlan &plan,
                            Part part, const std::atomic<bool> *stop)
     : problem(problem), options(problem.options()), m(options.microbatches),
       numLayers(problem.numLayers()), choices(problem.recomputeChoices()),
-      tables(tables), bestStages(plan.stages), budget(stepBudget),
-      limit(stepBudget), part(part), stop(stop) {
+      tables(tables), bestStages(plan.stages), budget(stepBudget), part(part),
+      stop(stop) {
   llvm::Expected<Simulation> simulation =
       simulate(problem, plan.stages, /*recordEvents=*/false);
   if (simulation) {
@@ -693,9 +685,6 @@ bool ReplaySearch::run() {
   unsigned first = budget && part == Part::BelowTheBest ? 0 : kLast;
   for (unsigned phase = first; phase <= kLast; ++phase) {
     double below = kBelow[phase];
-    // A search that cannot prove even the first target within a share of
-    // the budget will not prove the best plan with the rest (below).
-    limit = phase ? budget : budget / kFirstTargetShare;
     // Never below what an earlier search proved.
     target = std::max(best * (1 - below), proven);
     openBound = kInf;
