@@ -775,23 +775,27 @@ static llvm::Expected<SearchOutcome> searchPlan(const PlanProblem &problem,
         replayMs = found->iterationMs;
       else
         llvm::consumeError(found.takeError());
-      // The tables for the search over replays do not depend on the floor:
-      // a dynamic program of their own builds them on a second thread while
-      // the floor is searched. Neither depends on the order they finish in.
+      // The tables for the search over replays, and the bounds of the
+      // suffixes' own stalls, do not depend on the floor: dynamic programs
+      // of their own build them on a second thread while the floor is
+      // searched. Neither depends on the order they finish in.
+      // (The pool, declared last, waits for its task before `tables` goes.)
+      SuffixTables tables;
       llvm::DefaultThreadPool pool(llvm::hardware_concurrency(1));
-      std::shared_future<SuffixTables> tables;
+      std::shared_future<void> tabulated;
       if (tabulate && outcome.proven)
-        tables = pool.async([&problem, stages, replayMs] {
+        tabulated = pool.async([&problem, &tables, stages, replayMs] {
           Partitioner own(problem, stages);
-          SuffixTables made = suffixTables(problem, own, replayMs);
-          tabulateResponses(problem, made);
-          return made;
+          tables = suffixTables(problem, own, replayMs);
+          tabulateResponses(problem, tables);
         });
       if (found)
         outcome.replayFloorMs = replayFloor(problem, partitioner, replayMs,
                                             outcome.plan.floorPlans);
-      if (tables.valid())
-        outcome.suffixes = tables.get();
+      if (tabulated.valid()) {
+        tabulated.wait();
+        outcome.suffixes = std::move(tables);
+      }
     }
     return outcome;
   }

@@ -41,7 +41,8 @@
 // while the subtrees they skip are worth the steps the maps take.
 // The refined plan is the incumbent. A budget of simulated steps bounds the
 // work; when it runs out, the least bound left open bounds the gap, and so
-// does the partitioner's least second bound over every plan (the floor).
+// do the floors: the partitioner's least second bound over every plan, and
+// the bound of SuffixResponse.cpp on the whole plans of each stage count.
 // See docs/planner.md, "The least 1F1B replay".
 //
 //===----------------------------------------------------------------------===//
@@ -54,6 +55,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cassert>
 #include <future>
 #include <limits>
 #include <map>
@@ -72,6 +74,9 @@ static constexpr uint64_t kPricingSteps = 16;
 /// The maps of partial plans searched keep at most this many numbers
 /// (64 MiB); past it, partial plans are still compared with those kept.
 static constexpr size_t kMaxKeptPaths = size_t(8) << 20;
+/// The least responses of the suffixes left (suffixResponse) keep at most
+/// this many numbers (32 MiB).
+static constexpr size_t kMaxKeptResponses = size_t(4) << 20;
 /// A map has (M + 1)^2 entries and takes about M / 4 replays' steps to
 /// compute: past this many microbatches no maps are compared (their
 /// working space would pass 25 MB at 64 stages).
@@ -160,6 +165,7 @@ private:
   /// placed.
   ArrayRef<double> suffixResponse(unsigned next, unsigned left);
   std::unordered_map<uint64_t, std::vector<double>> responses;
+  std::vector<double> responseScratch;
   /// The keys of the suffixes of each stage count on each set of devices
   /// left.
   std::unordered_map<uint64_t, std::vector<unsigned>> keysByRemaining;
@@ -417,18 +423,19 @@ ArrayRef<unsigned> ReplaySearch::keysLeft(uint64_t remaining, unsigned left) {
 }
 
 ArrayRef<double> ReplaySearch::suffixResponse(unsigned next, unsigned left) {
-  unsigned numClasses = classes.size();
   unsigned before = placedClasses.back();
   auto [remaining, id] = suffixesLeft(next, left, before);
-  auto [it, inserted] = responses.try_emplace(id);
-  std::vector<double> &least = it->second;
-  if (!inserted)
-    return least;
+  auto found = responses.find(id);
+  if (found != responses.end())
+    return found->second;
+  // Kept up to kMaxKeptResponses numbers, past that computed each time.
+  std::vector<double> &least = (responses.size() + 1) * m <= kMaxKeptResponses
+                                   ? responses[id]
+                                   : responseScratch;
   least.assign(m, kInf);
   for (unsigned key : keysLeft(remaining, left)) {
     const double *response =
-        tables->response.data() +
-        ((size_t(key) * numClasses + before) * (numLayers + 1) + next) * m;
+        tables->response.data() + tables->responseRow(next, key, before);
     for (unsigned mb = 0; mb < m; ++mb)
       least[mb] = std::min(least[mb], response[mb]);
     steps += m / 4 + 1;
@@ -694,8 +701,11 @@ bool ReplaySearch::run() {
     std::vector<std::pair<double, unsigned>> roots;
     for (unsigned numStages = fewest; numStages <= most; ++numStages) {
       double rootBound = bound(numStages, 0);
-      if (tables && !tables->responseByStages.empty())
+      if (tables && !tables->responseByStages.empty()) {
+        assert(numStages < tables->responseByStages.size() &&
+               "more stages than devices");
         rootBound = std::max(rootBound, tables->responseByStages[numStages]);
+      }
       roots.push_back({rootBound, numStages});
     }
     llvm::sort(roots);
@@ -723,6 +733,8 @@ void mlir::pipe::searchLeastReplay(const PlanProblem &problem,
     // Every plan's stage count is one the search allows.
     auto [fewest, most] = stageCounts(problem);
     double least = kInf;
+    assert(most < tables->responseByStages.size() &&
+           "more stages than devices");
     for (unsigned numStages = fewest; numStages <= most; ++numStages)
       least = std::min(least, tables->responseByStages[numStages]);
     floorMs = std::max(floorMs, least);

@@ -126,26 +126,23 @@ void mlir::pipe::tabulateResponses(const PlanProblem &problem,
     return problem.cutMs(cut, a, b);
   };
 
-  // E and R of the cells at one layer (by key and first class), and for
-  // every later layer the bounds the stage before it sees (by key and that
-  // stage's class): V[m] = least over first classes of E[m] plus the
-  // transfers there and back, W likewise from R.
-  std::vector<double> cellE(size_t(numKeys) * numClasses * m),
-      cellR(size_t(numKeys) * numClasses);
+  // The bounds E and least round trips R of the cells at one layer (by
+  // key and first class); for the later layers, by the rows of `response`,
+  // the bounds the stage before a suffix sees (by key and that stage's
+  // class): the least over first classes of E plus the transfers there and
+  // back, and likewise of R.
+  std::vector<double> cellBounds(size_t(numKeys) * numClasses * m),
+      cellTrips(size_t(numKeys) * numClasses);
   std::vector<double> &response = tables.response;
   response.assign(numCells * m, kInf);
-  std::vector<double> roundTrip(size_t(numLayers + 1) * numKeys * numClasses,
-                                kInf);
-  // By suffix and class before it, then layer: the dynamic program reads
-  // the cells of one suffix at consecutive layers.
-  auto before = [&](unsigned layer, unsigned key, unsigned c) {
-    return (size_t(key) * numClasses + c) * (numLayers + 1) + layer;
-  };
+  tables.responseLayers = numLayers;
+  tables.responseMicrobatches = m;
+  std::vector<double> roundTrip(numCells, kInf);
   std::vector<double> thereAndBack(numClasses * numClasses), forwardEnd(m);
   for (unsigned i = numLayers; i-- > 0;) {
     price(i);
-    std::fill(cellE.begin(), cellE.end(), kInf);
-    std::fill(cellR.begin(), cellR.end(), kInf);
+    std::fill(cellBounds.begin(), cellBounds.end(), kInf);
+    std::fill(cellTrips.begin(), cellTrips.end(), kInf);
     for (unsigned key = 1; key < numKeys; ++key) {
       unsigned stages = keyStages[key];
       if (stages > numLayers - i)
@@ -157,11 +154,10 @@ void mlir::pipe::tabulateResponses(const PlanProblem &problem,
         if (!digit(key, c))
           continue;
         unsigned rest = key - tables.radix[c];
-        double *e = &cellE[(size_t(key) * numClasses + c) * m];
-        double &r = cellR[size_t(key) * numClasses + c];
+        double *bounds = &cellBounds[(size_t(key) * numClasses + c) * m];
+        double &trip = cellTrips[size_t(key) * numClasses + c];
         unsigned lastEnd = rest ? numLayers - keyStages[rest] : numLayers;
         unsigned firstEnd = rest ? i + 1 : numLayers;
-        bool lowering = true;
         for (unsigned j = firstEnd; j <= lastEnd; ++j) {
           unsigned choice = 0;
           while (choice < numChoices &&
@@ -171,40 +167,41 @@ void mlir::pipe::tabulateResponses(const PlanProblem &problem,
             continue;
           double f = forward[rangeIndex(c, j, choice)];
           double b = backward[rangeIndex(c, j, choice)];
-          size_t next = rest ? before(j, rest, c) : 0;
-          double w = rest ? roundTrip[next] : 0;
-          if (w == kInf)
+          size_t restRow = rest ? tables.responseRow(j, rest, c) : 0;
+          double restTrip = rest ? roundTrip[restRow / m] : 0;
+          if (restTrip == kInf)
             continue;
-          r = std::min(r, f + b + w);
+          trip = std::min(trip, f + b + restTrip);
           // Before its backward pass of microbatch mb the stage has run
           // mb + 1 forward and backward passes at least. Once that alone
           // reaches every bound so far, no longer stage lowers any: each
-          // takes longer (a slower recompute only when the faster no
-          // longer fits). Nor its round trip: each bound of the first
-          // microbatch is at least the round trip of its stage, so r is at
-          // most e[0], which f + b alone reaches.
+          // takes longer (its layers' times are not negative, and it takes
+          // a slower recompute only when the faster no longer fits, its
+          // memory growing with its layers). Nor the least round trip: a
+          // first microbatch's bound is at least its stage's round trip,
+          // so the least is at most bounds[0], which f + b reaches.
           bool lowers = false;
           for (unsigned mb = 0; mb < m && !lowers; ++mb)
-            lowers = double(mb + 1) * (f + b) < e[mb];
+            lowers = double(mb + 1) * (f + b) < bounds[mb];
           if (!lowers)
             break;
           if (!rest) {
             // The last stage alternates forward and backward passes.
             for (unsigned mb = 0; mb < m; ++mb)
-              e[mb] = std::min(e[mb], double(mb + 1) * (f + b));
+              bounds[mb] = std::min(bounds[mb], double(mb + 1) * (f + b));
             continue;
           }
-          const double *v = &response[next * m];
-          double free = 0;
+          const double *restBounds = &response[restRow];
+          double clock = 0;
           for (unsigned mb = 0; mb < warmup; ++mb)
-            forwardEnd[mb] = free += f;
+            forwardEnd[mb] = clock += f;
           for (unsigned mb = 0; mb < m; ++mb) {
             if (warmup + mb < m)
-              forwardEnd[warmup + mb] = free += f;
-            double gradient =
-                std::max(forwardEnd[0] + v[mb], forwardEnd[mb] + w);
-            free = std::max(free, gradient) + b;
-            e[mb] = std::min(e[mb], free);
+              forwardEnd[warmup + mb] = clock += f;
+            double gradient = std::max(forwardEnd[0] + restBounds[mb],
+                                       forwardEnd[mb] + restTrip);
+            clock = std::max(clock, gradient) + b;
+            bounds[mb] = std::min(bounds[mb], clock);
           }
         }
       }
@@ -218,7 +215,7 @@ void mlir::pipe::tabulateResponses(const PlanProblem &problem,
         for (unsigned c = 0; c < numClasses; ++c)
           least[keyStages[key]] =
               std::min(least[keyStages[key]],
-                       cellE[(size_t(key) * numClasses + c) * m + m - 1]);
+                       cellBounds[(size_t(key) * numClasses + c) * m + m - 1]);
       break;
     }
     for (unsigned from = 0; from < numClasses; ++from)
@@ -226,17 +223,17 @@ void mlir::pipe::tabulateResponses(const PlanProblem &problem,
         thereAndBack[from * numClasses + c] = 2 * transfer(i - 1, from, c);
     for (unsigned key = 1; key < numKeys; ++key)
       for (unsigned c = 0; c < numClasses; ++c) {
-        double r = cellR[size_t(key) * numClasses + c];
-        if (r == kInf)
+        double trip = cellTrips[size_t(key) * numClasses + c];
+        if (trip == kInf)
           continue;
-        const double *e = &cellE[(size_t(key) * numClasses + c) * m];
+        const double *bounds = &cellBounds[(size_t(key) * numClasses + c) * m];
         for (unsigned from = 0; from < numClasses; ++from) {
           double there = thereAndBack[from * numClasses + c];
-          size_t at = before(i, key, from);
-          roundTrip[at] = std::min(roundTrip[at], there + r);
-          double *v = &response[at * m];
+          size_t row = tables.responseRow(i, key, from);
+          roundTrip[row / m] = std::min(roundTrip[row / m], there + trip);
           for (unsigned mb = 0; mb < m; ++mb)
-            v[mb] = std::min(v[mb], there + e[mb]);
+            response[row + mb] =
+                std::min(response[row + mb], there + bounds[mb]);
         }
       }
   }

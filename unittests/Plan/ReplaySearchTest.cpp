@@ -229,12 +229,10 @@ TEST(ReplaySearch, SuffixResponsesBoundEverySuffix) {
             key += tables.radix[classOf[plan[d].device]];
             std::vector<double> ends = backwardEnds(
                 ArrayRef(times).drop_front(d), ArrayRef(cut).drop_front(d), m);
-            size_t cell =
-                (size_t(key) * classes.size() + classOf[plan[d - 1].device]) *
-                    (problem.numLayers() + 1) +
-                plan[d].begin;
+            size_t row = tables.responseRow(plan[d].begin, key,
+                                            classOf[plan[d - 1].device]);
             for (unsigned mb = 0; mb < m; ++mb) {
-              double bound = tables.response[cell * m + mb];
+              double bound = tables.response[row + mb];
               double actual = ends[mb] + 2 * cut[d - 1];
               EXPECT_LE(bound, actual * (1 + 1e-12))
                   << "trial " << trial << " stage " << d << " microbatch "

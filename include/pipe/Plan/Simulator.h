@@ -81,6 +81,7 @@ struct RoundTrip {
   double ms = 0;
   /// When not empty, also: microbatch m's gradient leaves them no sooner
   /// than response[m] after the first microbatch's activations reach them.
+  /// Not owned: it must outlive the replay.
   llvm::ArrayRef<double> response;
 };
 
@@ -223,16 +224,25 @@ struct SuffixTables {
   SmallVector<double> limits;
   std::vector<double> sumWithin;
 
-  /// Per suffix cell (its first layer and devices) and class of the stage
-  /// before it, a lower bound on when the gradient of each microbatch
-  /// reaches that stage, after it sent the first microbatch's activations
-  /// (tabulateResponses), at
-  /// [((key * classes + before) * (layers + 1) + layer) * M + microbatch];
-  /// empty when not tabulated.
+  /// Per suffix cell from layers 1 to L - 1 (its first layer and devices)
+  /// and class of the stage before it, a lower bound on when the gradient
+  /// of each microbatch reaches that stage, after it sent the first
+  /// microbatch's activations (tabulateResponses); empty when not
+  /// tabulated. Rows by responseRow.
   std::vector<double> response;
+  unsigned responseLayers = 0, responseMicrobatches = 0;
   /// By stage count, a lower bound on the replay of every plan that fits,
   /// from the same dynamic program.
   std::vector<double> responseByStages;
+
+  /// Where the row of `response` for the suffix from `layer` on the
+  /// devices of `key`, after a stage of class `before`, starts: the rows
+  /// of one suffix at consecutive layers lie side by side.
+  size_t responseRow(unsigned layer, unsigned key, unsigned before) const {
+    return ((size_t(key) * sizes.size() + before) * (responseLayers + 1) +
+            layer) *
+           responseMicrobatches;
+  }
 
   bool empty() const { return sum.empty(); }
   size_t index(unsigned layer, unsigned key, unsigned first) const {
@@ -251,7 +261,8 @@ SuffixTables tabulateSuffixes(const PlanProblem &problem, double capMs,
 /// The most numbers tabulateResponses keeps (32 MiB), and the most steps
 /// (a microbatch's passes on one stage) its dynamic program may simulate:
 /// 100 layers on 16 devices of four kinds with 16 microbatches take at
-/// most 1.4·10⁸ (about 0.25 s); with 32 microbatches, twice that.
+/// most 1.4·10⁸ (about 0.25 s); with 32 microbatches, twice that, which
+/// is past both limits.
 inline constexpr size_t kMaxResponseNumbers = size_t(4) << 20;
 inline constexpr uint64_t kMaxResponseSteps = 150000000;
 
