@@ -410,7 +410,7 @@ ArrayRef<unsigned> ReplaySearch::keysLeft(uint64_t remaining, unsigned left) {
       unsigned stages = 0;
       bool within = true;
       for (unsigned c = 0; c < numClasses; ++c) {
-        unsigned digit = (key / tables->radix[c]) % (tables->sizes[c] + 1);
+        unsigned digit = tables->devicesOf(key, c);
         stages += digit;
         within &= digit <= classes[c].size() - used[c];
       }

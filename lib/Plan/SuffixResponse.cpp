@@ -51,13 +51,10 @@ void mlir::pipe::tabulateResponses(const PlanProblem &problem,
   if (numCells * m > kMaxResponseNumbers)
     return;
 
-  auto digit = [&](unsigned key, unsigned c) {
-    return key / tables.radix[c] % (tables.sizes[c] + 1);
-  };
   std::vector<unsigned> keyStages(numKeys, 0);
   for (unsigned key = 0; key < numKeys; ++key)
     for (unsigned c = 0; c < numClasses; ++c)
-      keyStages[key] += digit(key, c);
+      keyStages[key] += tables.devicesOf(key, c);
   unsigned numDevices = problem.numDevices();
   // At most this many steps: every stage after every cell replayed, and
   // every stage priced (kPricingSteps each).
@@ -70,7 +67,7 @@ void mlir::pipe::tabulateResponses(const PlanProblem &problem,
         continue;
       unsigned ends = stages > 1 ? numLayers - i - stages + 1 : 1;
       for (unsigned c = 0; c < numClasses; ++c)
-        if (digit(key, c))
+        if (tables.devicesOf(key, c))
           steps += uint64_t(ends) * m;
     }
   if (steps > kMaxResponseSteps)
@@ -151,7 +148,7 @@ void mlir::pipe::tabulateResponses(const PlanProblem &problem,
       // backward pass (stageProgram).
       unsigned warmup = std::min(stages - 1, m);
       for (unsigned c = 0; c < numClasses; ++c) {
-        if (!digit(key, c))
+        if (!tables.devicesOf(key, c))
           continue;
         unsigned rest = key - tables.radix[c];
         double *bounds = &cellBounds[(size_t(key) * numClasses + c) * m];

@@ -245,6 +245,10 @@ struct SuffixTables {
   }
 
   bool empty() const { return sum.empty(); }
+  /// How many devices of class `cls` the suffixes of `key` use.
+  unsigned devicesOf(unsigned key, unsigned cls) const {
+    return key / radix[cls] % (sizes[cls] + 1);
+  }
   size_t index(unsigned layer, unsigned key, unsigned first) const {
     return (size_t(layer) * numKeys + key) * (sizes.size() + 1) + first;
   }
