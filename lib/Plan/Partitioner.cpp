@@ -147,6 +147,15 @@ Partitioner::Partitioner(const PlanProblem &problem, unsigned stages)
       }
     requiredStages = stages;
   }
+  keysByStages.resize(numKeys());
+  std::iota(keysByStages.begin(), keysByStages.end(), 0);
+  llvm::stable_sort(keysByStages, [&](unsigned a, unsigned b) {
+    return keyStages[a] < keyStages[b];
+  });
+  stagesBegin.assign(keyStages[keysByStages.back()] + 2, 0);
+  for (unsigned key : keysByStages)
+    ++stagesBegin[keyStages[key] + 1];
+  std::partial_sum(stagesBegin.begin(), stagesBegin.end(), stagesBegin.begin());
 
   unsigned numLayers = problem.numLayers();
   if (!options.cutAfter.empty()) {
@@ -185,6 +194,7 @@ Partitioner::Partitioner(const PlanProblem &problem, unsigned stages)
       both = std::min(both, f + b);
     }
     prefixFloor[l + 1] = prefixFloor[l] + both;
+    layerFloor.push_back({forward, backward, both});
     if (split) {
       floorForward = std::max(floorForward, forward);
       floorBackward = std::max(floorBackward, backward);
@@ -343,6 +353,56 @@ std::vector<double> Partitioner::sumsWithin(ArrayRef<double> limits) {
   return within;
 }
 
+Partitioner::StageBounds
+Partitioner::leastStages(const SearchLimits &limits) const {
+  // Whether layers can form one stage within the limits, each on its
+  // fastest device (stage times add their layers' times; a recompute only
+  // adds to them). Shrinking a stage keeps it within them, so taking the
+  // longest stage each time reaches every boundary with the fewest. The
+  // sums add layers in another order than a stage's cost does: a relative
+  // slack keeps a stage that meets a limit to the last bit.
+  constexpr double kSlack = 1 + 1e-9;
+  double forward = limits.forward * kSlack, backward = limits.backward * kSlack;
+  auto fits = [&](const LayerFloor &sum) {
+    if (limits.overflow)
+      return true;
+    if (split)
+      return sum.forward <= forward && sum.backward <= backward;
+    // An unhidden time is at least the larger of forward and backward.
+    if (limits.unhidden)
+      return std::max(sum.forward, sum.backward) <= forward;
+    return sum.both <= forward;
+  };
+  int numLayers = problem.numLayers();
+  // The fewest stages from boundary `from` to every boundary `step` away.
+  auto cover = [&](int from, int step) {
+    std::vector<unsigned> least(numLayers + 1, kUnreachableStages);
+    least[from] = 0;
+    int begin = from, stop = step > 0 ? numLayers : 0;
+    for (unsigned count = 1; begin != stop; ++count) {
+      LayerFloor sum;
+      int end = begin;
+      while (end != stop) {
+        const LayerFloor &layer = layerFloor[step > 0 ? end : end - 1];
+        LayerFloor longer = {sum.forward + layer.forward,
+                             sum.backward + layer.backward,
+                             sum.both + layer.both};
+        if (!fits(longer))
+          break;
+        sum = longer;
+        end += step;
+      }
+      if (end == begin)
+        break; // a layer that fits no stage: nothing reaches past it
+      for (int j = begin + step; j != end + step; j += step)
+        least[j] = count;
+      begin = end;
+    }
+    return least;
+  };
+  return {cover(0, 1), cover(numLayers, -1)};
+}
+
 std::optional<std::vector<StagePlan>>
 Partitioner::search(const SearchLimits &limits) {
   unsigned numLayers = problem.numLayers();
@@ -371,9 +431,18 @@ Partitioner::search(const SearchLimits &limits) {
   bool pruneDominated = !forcedOrder && !approximate && !requiredStages &&
                         !limits.unhidden && !limits.tabulateLargest;
   std::vector<double> leastSubset(pruneDominated ? numKeys() : 0);
-  auto dropDominated = [&](unsigned j) {
+  // Over the keys of the given stage counts in turn, so that each key's
+  // subsets come before it; keys of fewer stages have no plan within the
+  // limits.
+  auto dropDominated = [&](unsigned j, unsigned lowStages,
+                           unsigned highStages) {
+    ArrayRef<unsigned> fewer =
+        lowStages ? keysWithStages(lowStages - 1, lowStages - 1)
+                  : ArrayRef<unsigned>();
     for (unsigned next = 0; next < numClasses; ++next) {
-      for (unsigned key = 0; key < numKeys(); ++key) {
+      for (unsigned key : fewer)
+        leastSubset[key] = kInf;
+      for (unsigned key : keysWithStages(lowStages, highStages)) {
         double &cell = value[cellIndex(j, key, next)];
         double least = kInf;
         for (unsigned c = 0; c < numClasses; ++c)
@@ -386,15 +455,33 @@ Partitioner::search(const SearchLimits &limits) {
     }
   };
 
+  // A suffix with too few stages for its layers has no plan within the
+  // limits; one whose devices leave too few for the layers before it is of
+  // no use to a whole plan. The search skips both (the tables keep the
+  // latter with everySuffix).
+  unsigned mostStages = requiredStages ? requiredStages : totalDevices();
+  StageBounds least = leastStages(limits);
+  auto completes = [&](unsigned j, unsigned stages) {
+    return limits.everySuffix || stages + least.before[j] <= mostStages;
+  };
+
   for (unsigned j = numLayers; j > 0; --j) {
     if (!previousBoundary.empty() && j != numLayers && previousBoundary[j] < 0)
       continue;
-    if (pruneDominated && j != numLayers)
-      dropDominated(j);
-    for (unsigned key = 0; key < numKeys(); ++key) {
-      unsigned position = keyStages[key];
-      if (requiredStages && position >= requiredStages)
+    // The stage counts of the suffixes from j that the search extends.
+    unsigned lowStages = least.after[j];
+    unsigned highStages = requiredStages ? requiredStages - 1 : maxKeyStages();
+    if (!limits.everySuffix) {
+      if (least.before[j] > mostStages)
         continue;
+      highStages = std::min(highStages, mostStages - least.before[j]);
+    }
+    if (lowStages > highStages)
+      continue;
+    if (pruneDominated && j != numLayers)
+      dropDominated(j, lowStages, highStages);
+    for (unsigned key : keysWithStages(lowStages, highStages)) {
+      unsigned position = keyStages[key];
       double *suffixes = &value[cellIndex(j, key, 0)];
       if (std::all_of(suffixes, suffixes + numClasses + 1,
                       [](double v) { return v == kInf; }))
@@ -436,6 +523,9 @@ Partitioner::search(const SearchLimits &limits) {
         int64_t capacity = problem.capacityBytes(device);
         auto [lowest, highest] = startRange(j);
         for (int i = highest; i >= lowest; --i) {
+          // Fewer stages are needed before an earlier start.
+          if (!completes(i, position + 1))
+            continue;
           // Whether a longer stage could still do: stage times and
           // (with the floor of the layers before) sums only grow as the
           // stage starts earlier. Memory does not always grow.

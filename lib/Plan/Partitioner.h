@@ -21,6 +21,8 @@ namespace pipe {
 inline constexpr double kUnbounded = std::numeric_limits<double>::infinity();
 /// Past this many cells, the dynamic program's classes are simplified.
 inline constexpr double kMaxCells = 4e6;
+/// More stages than any plan has.
+inline constexpr unsigned kUnreachableStages = 1u << 30;
 
 /// Cells of the dynamic program over `numLayers` layers whose devices form
 /// classes of these sizes: per layer boundary, every count of devices used
@@ -53,6 +55,10 @@ struct SearchLimits {
   /// stage time (unhidden, with `unhidden`) or transfer (suffixLargest).
   /// Only without other limits.
   bool tabulateLargest = false;
+  /// Keep the least sum of every suffix in the tables, even of those whose
+  /// devices leave too few for the layers before them to meet the limits
+  /// (which the search otherwise skips).
+  bool everySuffix = false;
 };
 
 /// The dynamic program over suffixes of the layer order (see
@@ -133,6 +139,28 @@ private:
   size_t cellIndex(unsigned layer, unsigned key, unsigned next) const {
     return (size_t(layer) * numKeys() + key) * (classes.size() + 1) + next;
   }
+  /// The fewest stages, each within `limits`, that the layers before
+  /// (after) each boundary need; kUnreachableStages past (before) a layer
+  /// that fits no stage.
+  struct StageBounds {
+    std::vector<unsigned> before, after;
+  };
+  StageBounds leastStages(const SearchLimits &limits) const;
+  unsigned totalDevices() const {
+    unsigned total = 0;
+    for (const DeviceClass &cls : classes)
+      total += cls.devices.size();
+    return total;
+  }
+  unsigned maxKeyStages() const { return stagesBegin.size() - 2; }
+  /// The keys with `low` to `high` stages, fewest first.
+  ArrayRef<unsigned> keysWithStages(unsigned low, unsigned high) const {
+    high = std::min(high, maxKeyStages());
+    if (low > high)
+      return {};
+    return ArrayRef<unsigned>(keysByStages)
+        .slice(stagesBegin[low], stagesBegin[high + 1] - stagesBegin[low]);
+  }
   /// The class a stage at `positionFromEnd` may use from `key`, or all.
   bool classAllowed(unsigned key, unsigned cls) const;
   unsigned addStage(unsigned key, unsigned cls) const {
@@ -154,6 +182,8 @@ private:
   std::vector<unsigned> radix, keyStages;
   /// The digits of every key: devices used per class.
   std::vector<uint16_t> keyDigits;
+  /// The keys by stage count, and where those of each count begin.
+  std::vector<unsigned> keysByStages, stagesBegin;
   /// The stage count a complete plan must have; 0 for any.
   unsigned requiredStages = 0;
   /// With hand-given cuts, the only boundary before each boundary.
@@ -161,6 +191,11 @@ private:
   SmallVector<Recompute, 3> recomputeChoices;
   /// Lower bounds on the time of layers [0, i) (any device).
   std::vector<double> prefixFloor;
+  /// Each layer's least forward, backward and whole time on any device.
+  struct LayerFloor {
+    double forward = 0, backward = 0, both = 0;
+  };
+  std::vector<LayerFloor> layerFloor;
   double floorForward = 0, floorBackward = 0;
   double ratioLow = kUnbounded, ratioHigh = 0;
   bool split = false;

@@ -308,6 +308,7 @@ static SuffixTables suffixTables(const PlanProblem &problem,
   SearchLimits limits;
   limits.unhidden = true;
   limits.tabulateLargest = true;
+  limits.everySuffix = true;
   partitioner.search(limits);
   tables.sum = partitioner.suffixSums();
   tables.slowest = partitioner.suffixLargest();

@@ -1,9 +1,11 @@
 //===- PartitionerTest.cpp - the partitioner against exhaustive search ----===//
 
+#include "Partitioner.h"
 #include "PlanTestSupport.h"
 
 #include "gtest/gtest.h"
 
+#include <array>
 #include <functional>
 #include <limits>
 #include <map>
@@ -105,6 +107,77 @@ TEST(Partitioner, MatchesExhaustiveSearchWithInterchangeableDevices) {
     ++compared;
   }
   EXPECT_GT(compared, 20u);
+}
+
+/// One run of the dynamic program under limits finds the least sum of the
+/// plans within them, with and without a fixed stage count: the stages it
+/// skips (suffixes with too few stages for their layers, or leaving too
+/// few for the layers before them) lose no plan. Limits come from the
+/// plans' own slowest steps, so that they cut through the plans.
+TEST(Partitioner, LeastSumWithinLimitsMatchesEveryPlan) {
+  std::mt19937 rng(1130);
+  unsigned compared = 0, found = 0, unhidden = 0, fixedStages = 0;
+  for (unsigned trial = 0; trial < 60; ++trial) {
+    unsigned numDevices = std::uniform_int_distribution<unsigned>(2, 6)(rng);
+    unsigned numLayers = std::uniform_int_distribution<unsigned>(4, 10)(rng);
+    LayerGraph graph = randomLayerGraph(rng, numLayers, int64_t(1) << 28);
+    Cluster cluster = trial % 2
+                          ? randomCluster(rng, numDevices)
+                          : roundRobinCluster(numDevices, 2, 1 + rng() % 2);
+    PlanOptions options = randomOptions(rng);
+    PlanProblem problem(graph, cluster, options);
+    bool split = problem.splitBottleneck();
+    struct Seen {
+      unsigned stages;
+      PlanProblem::Times times, unhiddenTimes;
+    };
+    std::vector<Seen> plans;
+    forEachFittingPlan(problem, cluster.interchangeableDevices(),
+                       [&](const std::vector<StagePlan> &plan) {
+                         plans.push_back({unsigned(plan.size()),
+                                          problem.times(plan),
+                                          problem.times(plan, true)});
+                       });
+    if (plans.empty())
+      continue;
+    for (unsigned draw = 0; draw < 8; ++draw) {
+      const Seen &from = plans[rng() % plans.size()];
+      double scale = std::array<double, 3>{0.97, 1, 1.1}[rng() % 3];
+      SearchLimits limits;
+      limits.unhidden = !split && rng() % 2;
+      const PlanProblem::Times &bounds =
+          limits.unhidden ? from.unhiddenTimes : from.times;
+      limits.forward = bounds.slowestForward * scale;
+      if (split)
+        limits.backward = bounds.slowestBackward * scale;
+      unsigned stages = rng() % 2 ? from.stages : 0;
+      double least = std::numeric_limits<double>::infinity();
+      for (const Seen &plan : plans) {
+        const PlanProblem::Times &times =
+            limits.unhidden ? plan.unhiddenTimes : plan.times;
+        if ((!stages || plan.stages == stages) &&
+            times.slowestForward <= limits.forward &&
+            (!split || times.slowestBackward <= limits.backward))
+          least = std::min(least, times.sum);
+      }
+      Partitioner partitioner(problem, stages);
+      std::optional<std::vector<StagePlan>> plan = partitioner.search(limits);
+      ASSERT_EQ(bool(plan), least < std::numeric_limits<double>::infinity())
+          << "trial " << trial << " draw " << draw;
+      ++compared;
+      unhidden += limits.unhidden;
+      fixedStages += stages != 0;
+      if (!plan)
+        continue;
+      ++found;
+      EXPECT_NEAR(problem.times(*plan).sum, least, 1e-9 * least)
+          << "trial " << trial << " draw " << draw;
+    }
+  }
+  EXPECT_GT(compared, 400u);
+  EXPECT_GT(found, 300u);
+  EXPECT_GT(unhidden, 80u);
+  EXPECT_GT(fixedStages, 150u);
 }
 
 /// Hand-chosen constraints are honoured, and never beat the free plan.
