@@ -52,8 +52,8 @@ struct SearchLimits {
   /// replay.
   bool unhidden = false;
   /// Also tabulate, per suffix, the least over its plans of the largest
-  /// stage time (unhidden, with `unhidden`) or transfer (suffixLargest).
-  /// Only without other limits.
+  /// stage time (unhidden, with `unhidden`) or transfer (suffixLargest)
+  /// within the limits. Not with a sum cap.
   bool tabulateLargest = false;
   /// Keep the least sum of every suffix in the tables, even of those whose
   /// devices leave too few for the layers before them to meet the limits

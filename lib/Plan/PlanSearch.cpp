@@ -305,7 +305,12 @@ static SuffixTables suffixTables(const PlanProblem &problem,
        problem.cluster().interchangeableDevices())
     tables.sizes.push_back(cls.size());
   tables.numKeys = tables.radix.back() * (tables.sizes.back() + 1);
+  // No stage of a plan that replays below the cap has an unhidden time
+  // above `high`: sum + (M - 1) * (largest unhidden time) bounds the replay.
+  double lambda = double(problem.options().microbatches - 1);
+  double high = lambda > 0 ? (capMs - partitioner.sumFloor()) / lambda : kInf;
   SearchLimits limits;
+  limits.forward = high;
   limits.unhidden = true;
   limits.tabulateLargest = true;
   limits.everySuffix = true;
@@ -314,13 +319,10 @@ static SuffixTables suffixTables(const PlanProblem &problem,
   tables.slowest = partitioner.suffixLargest();
 
   // Limits spaced geometrically from half the least stage time the floor
-  // allows up to the largest unhidden time of a plan below the cap; a
-  // quarter of them from the least largest unhidden time of any whole plan
-  // up, between the others where the largest unhidden time of every plan
-  // lies.
-  double lambda = double(problem.options().microbatches - 1);
+  // allows up to `high`; a quarter of them from the least largest unhidden
+  // time of any whole plan up, between the others where the largest
+  // unhidden time of every plan lies.
   double low = partitioner.forwardFloor() / 2;
-  double high = lambda > 0 ? (capMs - partitioner.sumFloor()) / lambda : 0;
   if (!(high > low) || !std::isfinite(high))
     return tables;
   // As many limits as keep the tables within kSuffixCells (one pass of the

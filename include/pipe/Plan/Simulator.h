@@ -212,7 +212,9 @@ double descendByReplay(const PlanProblem &problem, std::vector<StagePlan> &plan,
 /// of their stages on class `first`, the least sum of stage and transfer
 /// times, and the least largest unhidden stage time
 /// (PlanProblem::unhiddenMs) or transfer. Each is the least over such
-/// suffixes that fit their devices' memory; infinite where none does.
+/// suffixes that fit their devices' memory and have no unhidden time or
+/// transfer above what a plan replaying below the tables' cap allows;
+/// infinite where none does.
 struct SuffixTables {
   /// Per class: its place value in a key, and its size.
   SmallVector<unsigned> radix, sizes;
