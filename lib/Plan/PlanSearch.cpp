@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <limits>
 #include <queue>
 #include <set>
@@ -188,6 +189,79 @@ private:
 } // namespace
 
 namespace {
+/// Runs of the partitioner's dynamic program under limits on the slowest
+/// forward and backward steps and on the sum, answered from earlier runs
+/// where they can be. The least sum under some limits is no less than
+/// under larger ones: the least-sum plan under larger limits is also the
+/// least under smaller limits that it meets, and a least sum at or above
+/// the cap under larger limits leaves none below it under smaller ones.
+/// (The branch and bound under GPipe's two limits asks for limits within
+/// earlier ones often: about a third of its runs are answered so.)
+class LimitedSearch {
+public:
+  struct Found {
+    std::vector<StagePlan> stages;
+    PlanProblem::Times times;
+  };
+
+  LimitedSearch(const PlanProblem &problem, Partitioner &partitioner,
+                bool unhidden = false)
+      : problem(problem), partitioner(partitioner), unhidden(unhidden) {}
+
+  /// The least-sum plan within the limits if its sum is below `sumCap`,
+  /// else null; `ran` tells whether the dynamic program ran for it.
+  const Found *search(double forward, double backward, double sumCap,
+                      bool &ran) {
+    bool split = problem.splitBottleneck();
+    for (const Entry &entry : entries) {
+      if (entry.forward < forward || entry.backward < backward)
+        continue;
+      if (!entry.found) {
+        if (entry.sumCap >= sumCap) {
+          ran = false;
+          return nullptr;
+        }
+        continue;
+      }
+      const PlanProblem::Times &times = entry.found->times;
+      if (times.sum >= sumCap) {
+        ran = false;
+        return nullptr;
+      }
+      if (times.slowestForward <= forward &&
+          (!split || times.slowestBackward <= backward)) {
+        ran = false;
+        return entry.found;
+      }
+    }
+    ran = true;
+    SearchLimits limits;
+    limits.forward = forward;
+    limits.backward = backward;
+    limits.sumCap = sumCap;
+    limits.unhidden = unhidden;
+    std::optional<std::vector<StagePlan>> plan = partitioner.search(limits);
+    const Found *found = nullptr;
+    if (plan) {
+      PlanProblem::Times times = problem.times(*plan, unhidden);
+      found = &results.emplace_back(Found{std::move(*plan), times});
+    }
+    entries.push_back({forward, backward, sumCap, found});
+    return found;
+  }
+
+private:
+  struct Entry {
+    double forward, backward, sumCap;
+    const Found *found;
+  };
+  const PlanProblem &problem;
+  Partitioner &partitioner;
+  bool unhidden;
+  std::vector<Entry> entries;
+  std::deque<Found> results;
+};
+
 /// What a search found: the best plan, or when nothing fits, the plan whose
 /// worst memory overflow is least.
 struct SearchOutcome {
@@ -268,22 +342,23 @@ static double replayFloor(const PlanProblem &problem, Partitioner &partitioner,
   // A stage's unhidden time is at least half its whole time; a plan below
   // the cap has none longer than the cap's slack over the least sum.
   double high = lambda > 0 ? (cap - partitioner.sumFloor()) / lambda : kInf;
-  search.run(
-      partitioner.forwardFloor() / 2, high, partitioner.sumFloor(), 0,
-      [&](double, double bound,
-          double sumCap) -> std::optional<BottleneckSearch::Result> {
-        --budget.left;
-        SearchLimits limits;
-        limits.forward = bound;
-        limits.sumCap = sumCap;
-        limits.unhidden = true;
-        std::optional<std::vector<StagePlan>> plan = partitioner.search(limits);
-        if (!plan)
-          return std::nullopt;
-        PlanProblem::Times times = problem.times(*plan, /*unhidden=*/true);
-        visited.push_back(std::move(*plan));
-        return BottleneckSearch::Result{times.sum, times.slowestForward, 0};
-      });
+  LimitedSearch limited(problem, partitioner, /*unhidden=*/true);
+  search.run(partitioner.forwardFloor() / 2, high, partitioner.sumFloor(), 0,
+             [&](double, double bound,
+                 double sumCap) -> std::optional<BottleneckSearch::Result> {
+               bool ran;
+               const LimitedSearch::Found *found =
+                   limited.search(bound, kInf, sumCap, ran);
+               if (ran) {
+                 --budget.left;
+                 if (found)
+                   visited.push_back(found->stages);
+               }
+               if (!found)
+                 return std::nullopt;
+               return BottleneckSearch::Result{found->times.sum,
+                                               found->times.slowestForward, 0};
+             });
   return std::min(search.objective(), budget.unexplored);
 }
 
@@ -705,19 +780,21 @@ static llvm::Expected<SearchOutcome> searchPlan(const PlanProblem &problem,
   };
   // The least-sum plan whose slowest forward (backward) step is at most
   // `forward` (`backward`), if its sum is below `sumCap`.
+  LimitedSearch limited(problem, partitioner);
   auto probe =
       [&](double forward, double backward, double sumCap,
           bool overBackward) -> std::optional<BottleneckSearch::Result> {
-    --budget.left;
-    SearchLimits limits;
-    limits.forward = forward;
-    limits.backward = backward;
-    limits.sumCap = sumCap;
-    std::optional<std::vector<StagePlan>> plan = partitioner.search(limits);
-    if (!plan)
+    bool ran;
+    const LimitedSearch::Found *found =
+        limited.search(forward, backward, sumCap, ran);
+    if (ran) {
+      --budget.left;
+      if (found)
+        record(found->stages, found->times);
+    }
+    if (!found)
       return std::nullopt;
-    PlanProblem::Times times = problem.times(*plan);
-    record(std::move(*plan), times);
+    const PlanProblem::Times &times = found->times;
     if (overBackward)
       return BottleneckSearch::Result{times.sum, times.slowestBackward,
                                       times.slowestForward};
