@@ -384,6 +384,7 @@ static SuffixTables suffixTables(const PlanProblem &problem,
   // above `high`: sum + (M - 1) * (largest unhidden time) bounds the replay.
   double lambda = double(problem.options().microbatches - 1);
   double high = lambda > 0 ? (capMs - partitioner.sumFloor()) / lambda : kInf;
+  tables.stageLimit = high;
   SearchLimits limits;
   limits.forward = high;
   limits.unhidden = true;

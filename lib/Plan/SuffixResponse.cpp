@@ -164,6 +164,10 @@ void mlir::pipe::tabulateResponses(const PlanProblem &problem,
             continue;
           double f = forward[rangeIndex(c, j, choice)];
           double b = backward[rangeIndex(c, j, choice)];
+          // Longer stages take no less (see below): past the tables' limit,
+          // none is part of a plan that counts.
+          if (problem.unhiddenMs(f, b, stages - 1) > tables.stageLimit)
+            break;
           size_t restRow = rest ? tables.responseRow(j, rest, c) : 0;
           double restTrip = rest ? roundTrip[restRow / m] : 0;
           if (restTrip == kInf)

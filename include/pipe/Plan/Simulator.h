@@ -225,6 +225,9 @@ struct SuffixTables {
   /// at [cell * limits.size() + limit].
   SmallVector<double> limits;
   std::vector<double> sumWithin;
+  /// No unhidden stage time or transfer of a plan that replays below the
+  /// tables' cap exceeds this: the tables leave out suffixes that have one.
+  double stageLimit = std::numeric_limits<double>::infinity();
 
   /// Per suffix cell from layers 1 to L - 1 (its first layer and devices)
   /// and class of the stage before it, a lower bound on when the gradient
