@@ -365,7 +365,6 @@ ReplaySearch::suffixesLeft(unsigned next, unsigned left, unsigned cls) const {
 
 ArrayRef<ReplaySearch::SuffixPoint>
 ReplaySearch::suffixFront(unsigned next, unsigned left, unsigned first) {
-  unsigned numClasses = classes.size();
   auto [remaining, id] = suffixesLeft(next, left, first);
   auto [it, inserted] = fronts.try_emplace(id);
   std::vector<SuffixPoint> &front = it->second;
