@@ -460,21 +460,21 @@ Partitioner::search(const SearchLimits &limits) {
   // no use to a whole plan. The search skips both (the tables keep the
   // latter with everySuffix).
   unsigned mostStages = requiredStages ? requiredStages : totalDevices();
-  StageBounds least = leastStages(limits);
+  StageBounds counts = leastStages(limits);
   auto completes = [&](unsigned j, unsigned stages) {
-    return limits.everySuffix || stages + least.before[j] <= mostStages;
+    return limits.everySuffix || stages + counts.before[j] <= mostStages;
   };
 
   for (unsigned j = numLayers; j > 0; --j) {
     if (!previousBoundary.empty() && j != numLayers && previousBoundary[j] < 0)
       continue;
     // The stage counts of the suffixes from j that the search extends.
-    unsigned lowStages = least.after[j];
+    unsigned lowStages = counts.after[j];
     unsigned highStages = requiredStages ? requiredStages - 1 : maxKeyStages();
     if (!limits.everySuffix) {
-      if (least.before[j] > mostStages)
+      if (counts.before[j] > mostStages)
         continue;
-      highStages = std::min(highStages, mostStages - least.before[j]);
+      highStages = std::min(highStages, mostStages - counts.before[j]);
     }
     if (lowStages > highStages)
       continue;

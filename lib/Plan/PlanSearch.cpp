@@ -209,7 +209,8 @@ public:
       : problem(problem), partitioner(partitioner), unhidden(unhidden) {}
 
   /// The least-sum plan within the limits if its sum is below `sumCap`,
-  /// else null; `ran` tells whether the dynamic program ran for it.
+  /// else null (one whose sum is the cap may come either way: it beats no
+  /// incumbent); `ran` tells whether the dynamic program ran for it.
   const Found *search(double forward, double backward, double sumCap,
                       bool &ran) {
     bool split = problem.splitBottleneck();

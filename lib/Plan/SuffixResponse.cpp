@@ -16,7 +16,9 @@
 // alone, with the gradients of the rest of it coming back at the larger of
 // those two bounds for the rest, gives such a bound E for the suffix; the
 // least over every first stage bounds every suffix of a cell. The dynamic
-// program runs over the cells from the last layer to the first.
+// program runs over the cells from the last layer to the first. Only the
+// plans that replay below the tables' cap count: first stages longer than
+// such a plan has are left out.
 //
 //===----------------------------------------------------------------------===//
 

@@ -110,14 +110,17 @@ TEST(Partitioner, MatchesExhaustiveSearchWithInterchangeableDevices) {
 }
 
 /// One run of the dynamic program under limits finds the least sum of the
-/// plans within them, with and without a fixed stage count: the stages it
-/// skips (suffixes with too few stages for their layers, or leaving too
-/// few for the layers before them) lose no plan. Limits come from the
-/// plans' own slowest steps, so that they cut through the plans.
+/// plans within them, with and without a fixed stage count, hand-given
+/// cuts or a cap on the sum: the stages it skips (suffixes with too few
+/// stages for their layers, or leaving too few for the layers before them)
+/// lose no plan. Limits come from the plans' own slowest steps, so that
+/// they cut through the plans.
 TEST(Partitioner, LeastSumWithinLimitsMatchesEveryPlan) {
   std::mt19937 rng(1130);
-  unsigned compared = 0, found = 0, unhidden = 0, fixedStages = 0;
-  for (unsigned trial = 0; trial < 60; ++trial) {
+  constexpr double kNone = std::numeric_limits<double>::infinity();
+  unsigned compared = 0, found = 0, unhidden = 0, fixedStages = 0, cut = 0,
+           capped = 0;
+  for (unsigned trial = 0; trial < 80; ++trial) {
     unsigned numDevices = std::uniform_int_distribution<unsigned>(2, 6)(rng);
     unsigned numLayers = std::uniform_int_distribution<unsigned>(4, 10)(rng);
     LayerGraph graph = randomLayerGraph(rng, numLayers, int64_t(1) << 28);
@@ -125,21 +128,35 @@ TEST(Partitioner, LeastSumWithinLimitsMatchesEveryPlan) {
                           ? randomCluster(rng, numDevices)
                           : roundRobinCluster(numDevices, 2, 1 + rng() % 2);
     PlanOptions options = randomOptions(rng);
-    PlanProblem problem(graph, cluster, options);
-    bool split = problem.splitBottleneck();
     struct Seen {
-      unsigned stages;
+      std::vector<unsigned> cuts;
       PlanProblem::Times times, unhiddenTimes;
     };
     std::vector<Seen> plans;
-    forEachFittingPlan(problem, cluster.interchangeableDevices(),
-                       [&](const std::vector<StagePlan> &plan) {
-                         plans.push_back({unsigned(plan.size()),
-                                          problem.times(plan),
-                                          problem.times(plan, true)});
-                       });
+    PlanProblem uncut(graph, cluster, options);
+    forEachFittingPlan(
+        uncut, cluster.interchangeableDevices(),
+        [&](const std::vector<StagePlan> &plan) {
+          Seen seen{{}, uncut.times(plan), uncut.times(plan, true)};
+          for (unsigned s = 0; s + 1 < plan.size(); ++s)
+            seen.cuts.push_back(plan[s].end - 1);
+          plans.push_back(seen);
+        });
     if (plans.empty())
       continue;
+    // One trial in four cuts where a plan cuts (a stage's cost depends only
+    // on its layers, its device and the stages after it, so the plans with
+    // those cuts are the same under the cut options).
+    const Seen &cutting = plans[rng() % plans.size()];
+    if (trial % 4 == 3 && !cutting.cuts.empty()) {
+      options.cutAfter = cutting.cuts;
+      llvm::erase_if(plans, [&](const Seen &plan) {
+        return plan.cuts != options.cutAfter;
+      });
+      ++cut;
+    }
+    PlanProblem problem(graph, cluster, options);
+    bool split = problem.splitBottleneck();
     for (unsigned draw = 0; draw < 8; ++draw) {
       const Seen &from = plans[rng() % plans.size()];
       double scale = std::array<double, 3>{0.97, 1, 1.1}[rng() % 3];
@@ -150,23 +167,30 @@ TEST(Partitioner, LeastSumWithinLimitsMatchesEveryPlan) {
       limits.forward = bounds.slowestForward * scale;
       if (split)
         limits.backward = bounds.slowestBackward * scale;
-      unsigned stages = rng() % 2 ? from.stages : 0;
-      double least = std::numeric_limits<double>::infinity();
+      if (draw % 4 == 3)
+        limits.sumCap =
+            plans[rng() % plans.size()].times.sum * (rng() % 2 ? 0.999 : 1.001);
+      unsigned stages =
+          options.cutAfter.empty() && rng() % 2 ? from.cuts.size() + 1 : 0;
+      double least = kNone;
       for (const Seen &plan : plans) {
         const PlanProblem::Times &times =
             limits.unhidden ? plan.unhiddenTimes : plan.times;
-        if ((!stages || plan.stages == stages) &&
+        if ((!stages || plan.cuts.size() + 1 == stages) &&
             times.slowestForward <= limits.forward &&
             (!split || times.slowestBackward <= limits.backward))
           least = std::min(least, times.sum);
       }
+      if (least > limits.sumCap)
+        least = kNone;
       Partitioner partitioner(problem, stages);
       std::optional<std::vector<StagePlan>> plan = partitioner.search(limits);
-      ASSERT_EQ(bool(plan), least < std::numeric_limits<double>::infinity())
+      ASSERT_EQ(bool(plan), least < kNone)
           << "trial " << trial << " draw " << draw;
       ++compared;
       unhidden += limits.unhidden;
       fixedStages += stages != 0;
+      capped += limits.sumCap < kNone;
       if (!plan)
         continue;
       ++found;
@@ -174,10 +198,12 @@ TEST(Partitioner, LeastSumWithinLimitsMatchesEveryPlan) {
           << "trial " << trial << " draw " << draw;
     }
   }
-  EXPECT_GT(compared, 400u);
-  EXPECT_GT(found, 300u);
-  EXPECT_GT(unhidden, 80u);
+  EXPECT_GT(compared, 500u);
+  EXPECT_GT(found, 350u);
+  EXPECT_GT(unhidden, 100u);
   EXPECT_GT(fixedStages, 150u);
+  EXPECT_GT(cut, 15u);
+  EXPECT_GT(capped, 120u);
 }
 
 /// Hand-chosen constraints are honoured, and never beat the free plan.

@@ -226,7 +226,8 @@ struct SuffixTables {
   SmallVector<double> limits;
   std::vector<double> sumWithin;
   /// No unhidden stage time or transfer of a plan that replays below the
-  /// tables' cap exceeds this: the tables leave out suffixes that have one.
+  /// tables' cap (tabulateSuffixes) exceeds this: the tables leave out
+  /// suffixes that have one.
   double stageLimit = std::numeric_limits<double>::infinity();
 
   /// Per suffix cell from layers 1 to L - 1 (its first layer and devices)
@@ -236,8 +237,9 @@ struct SuffixTables {
   /// tabulated. Rows by responseRow.
   std::vector<double> response;
   unsigned responseLayers = 0, responseMicrobatches = 0;
-  /// By stage count, a lower bound on the replay of every plan that fits,
-  /// from the same dynamic program.
+  /// By stage count, a lower bound on the replay of every plan that fits
+  /// and replays below the tables' cap, from the same dynamic program.
+  /// (The rows of `response` likewise bound the suffixes of such plans.)
   std::vector<double> responseByStages;
 
   /// Where the row of `response` for the suffix from `layer` on the
@@ -289,7 +291,8 @@ void tabulateResponses(const PlanProblem &problem, SuffixTables &tables);
 /// iterationExact when the search finished within its budget, else
 /// iterationGapBound. Without `branch`, only bounds the gap (for models
 /// too long to search).
-/// `tables`, when given, bound the plans' suffixes.
+/// `tables`, when given, bound the suffixes of the plans that replay below
+/// their cap, which must be at least `plan`'s replay.
 void searchLeastReplay(const PlanProblem &problem, PipelinePlan &plan,
                        double floorMs, bool branch = true,
                        const SuffixTables *tables = nullptr);
