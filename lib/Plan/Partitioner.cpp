@@ -249,27 +249,22 @@ double Partitioner::cutTime(unsigned j, unsigned c, unsigned from,
   return x;
 }
 
-const Partitioner::Priced &
-Partitioner::price(unsigned c, unsigned i, unsigned j, unsigned choiceIndex) {
+void Partitioner::priceStages(size_t slot, unsigned c, unsigned i, unsigned j) {
   // The costs of stages ending at j, per class, start and recompute: they
   // do not depend on the rest of the state but for the stash's microbatches
   // in flight.
+  pricedFor[slot] = j;
   unsigned numChoices = recomputeChoices.size();
-  size_t slot = size_t(c) * problem.numLayers() + i;
-  if (pricedFor[slot] != j) {
-    pricedFor[slot] = j;
-    for (unsigned r = 0; r < numChoices; ++r) {
-      StageCost cost = problem.stageCost(i, j, classes[c].devices.front(), 0,
-                                         recomputeChoices[r]);
-      const StageMemory &memory = cost.memory;
-      priced[slot * numChoices + r] = {
-          cost.forwardMs, cost.backwardMs + cost.recomputeMs, cost.busyMs(),
-          memory.total() -
-              memory.stashPerMicrobatch * memory.microbatchesInFlight,
-          memory.stashPerMicrobatch};
-    }
+  for (unsigned r = 0; r < numChoices; ++r) {
+    StageCost cost = problem.stageCost(i, j, classes[c].devices.front(), 0,
+                                       recomputeChoices[r]);
+    const StageMemory &memory = cost.memory;
+    priced[slot * numChoices + r] = {
+        cost.forwardMs, cost.backwardMs + cost.recomputeMs, cost.busyMs(),
+        memory.total() -
+            memory.stashPerMicrobatch * memory.microbatchesInFlight,
+        memory.stashPerMicrobatch};
   }
-  return priced[slot * numChoices + choiceIndex];
 }
 
 std::vector<double> Partitioner::sumsWithin(ArrayRef<double> limits) {

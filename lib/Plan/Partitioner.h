@@ -119,7 +119,16 @@ private:
   /// The costs of the stage [i, j) on class c with the recompute choice
   /// `choiceIndex`, priced on first use for each end j (the dynamic
   /// program visits the ends in turn).
-  const Priced &price(unsigned c, unsigned i, unsigned j, unsigned choiceIndex);
+  const Priced &price(unsigned c, unsigned i, unsigned j,
+                      unsigned choiceIndex) {
+    size_t slot = size_t(c) * problem.numLayers() + i;
+    if (pricedFor[slot] != j)
+      priceStages(slot, c, i, j);
+    return priced[slot * recomputeChoices.size() + choiceIndex];
+  }
+  /// Prices the stages [i, j) on class c, at `slot`, for every recompute
+  /// choice.
+  void priceStages(size_t slot, unsigned c, unsigned i, unsigned j);
   /// The transfer after layer j - 1 from device `from` of class c to
   /// device `to` of class `next`.
   double cutTime(unsigned j, unsigned c, unsigned from, unsigned next,
