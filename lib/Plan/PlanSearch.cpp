@@ -204,38 +204,36 @@ public:
     PlanProblem::Times times;
   };
 
+  /// Each run of the dynamic program counts against `budget`, and each
+  /// plan a run finds goes to `onFound` (which must outlive the search).
   LimitedSearch(const PlanProblem &problem, Partitioner &partitioner,
+                SearchBudget &budget,
+                llvm::function_ref<void(const Found &)> onFound,
                 bool unhidden = false)
-      : problem(problem), partitioner(partitioner), unhidden(unhidden) {}
+      : problem(problem), partitioner(partitioner), budget(budget),
+        onFound(onFound), unhidden(unhidden) {}
 
   /// The least-sum plan within the limits if its sum is below `sumCap`,
   /// else null (one whose sum is the cap may come either way: it beats no
-  /// incumbent); `ran` tells whether the dynamic program ran for it.
-  const Found *search(double forward, double backward, double sumCap,
-                      bool &ran) {
+  /// incumbent).
+  const Found *search(double forward, double backward, double sumCap) {
     bool split = problem.splitBottleneck();
     for (const Entry &entry : entries) {
       if (entry.forward < forward || entry.backward < backward)
         continue;
       if (!entry.found) {
-        if (entry.sumCap >= sumCap) {
-          ran = false;
+        if (entry.sumCap >= sumCap)
           return nullptr;
-        }
         continue;
       }
       const PlanProblem::Times &times = entry.found->times;
-      if (times.sum >= sumCap) {
-        ran = false;
+      if (times.sum >= sumCap)
         return nullptr;
-      }
       if (times.slowestForward <= forward &&
-          (!split || times.slowestBackward <= backward)) {
-        ran = false;
+          (!split || times.slowestBackward <= backward))
         return entry.found;
-      }
     }
-    ran = true;
+    --budget.left;
     SearchLimits limits;
     limits.forward = forward;
     limits.backward = backward;
@@ -246,6 +244,7 @@ public:
     if (plan) {
       PlanProblem::Times times = problem.times(*plan, unhidden);
       found = &results.emplace_back(Found{std::move(*plan), times});
+      onFound(*found);
     }
     entries.push_back({forward, backward, sumCap, found});
     return found;
@@ -258,6 +257,8 @@ private:
   };
   const PlanProblem &problem;
   Partitioner &partitioner;
+  SearchBudget &budget;
+  llvm::function_ref<void(const Found &)> onFound;
   bool unhidden;
   std::vector<Entry> entries;
   std::deque<Found> results;
@@ -343,18 +344,16 @@ static double replayFloor(const PlanProblem &problem, Partitioner &partitioner,
   // A stage's unhidden time is at least half its whole time; a plan below
   // the cap has none longer than the cap's slack over the least sum.
   double high = lambda > 0 ? (cap - partitioner.sumFloor()) / lambda : kInf;
-  LimitedSearch limited(problem, partitioner, /*unhidden=*/true);
+  auto visit = [&](const LimitedSearch::Found &found) {
+    visited.push_back(found.stages);
+  };
+  LimitedSearch limited(problem, partitioner, budget, visit,
+                        /*unhidden=*/true);
   search.run(partitioner.forwardFloor() / 2, high, partitioner.sumFloor(), 0,
              [&](double, double bound,
                  double sumCap) -> std::optional<BottleneckSearch::Result> {
-               bool ran;
                const LimitedSearch::Found *found =
-                   limited.search(bound, kInf, sumCap, ran);
-               if (ran) {
-                 --budget.left;
-                 if (found)
-                   visited.push_back(found->stages);
-               }
+                   limited.search(bound, kInf, sumCap);
                if (!found)
                  return std::nullopt;
                return BottleneckSearch::Result{found->times.sum,
@@ -780,20 +779,17 @@ static llvm::Expected<SearchOutcome> searchPlan(const PlanProblem &problem,
       best.objectiveMs = objective;
     }
   };
+  auto recordFound = [&](const LimitedSearch::Found &found) {
+    record(found.stages, found.times);
+  };
+  LimitedSearch limited(problem, partitioner, budget, recordFound);
   // The least-sum plan whose slowest forward (backward) step is at most
   // `forward` (`backward`), if its sum is below `sumCap`.
-  LimitedSearch limited(problem, partitioner);
   auto probe =
       [&](double forward, double backward, double sumCap,
           bool overBackward) -> std::optional<BottleneckSearch::Result> {
-    bool ran;
     const LimitedSearch::Found *found =
-        limited.search(forward, backward, sumCap, ran);
-    if (ran) {
-      --budget.left;
-      if (found)
-        record(found->stages, found->times);
-    }
+        limited.search(forward, backward, sumCap);
     if (!found)
       return std::nullopt;
     const PlanProblem::Times &times = found->times;
