@@ -105,17 +105,16 @@ PlanProblem::PlanProblem(const LayerGraph &graph, const Cluster &cluster,
   // Distinct parameters and stage inputs of every range [i, j): sweep j
   // for each i. Past kMaxTableLayers the [i][j] tables would take too much
   // memory, and ranges are summed when asked for.
-  paramStamp.assign(graph.params.size(), ~0u);
-  valueStamp.assign(graph.values.size(), ~0u);
   if (numLayers > kMaxTableLayers)
     return;
+  Stamps stamps = freshStamps();
   size_t width = numLayers + 1;
   paramAll.assign(width * width, 0);
   paramTrainable = inputs = paramAll;
   for (unsigned i = 0; i < numLayers; ++i) {
     RangeBytes sums;
     for (unsigned j = i; j < numLayers; ++j) {
-      addLayer(sums, i, j);
+      addLayer(sums, stamps, i, j);
       paramAll[i * width + j + 1] = sums.all;
       paramTrainable[i * width + j + 1] = sums.trainable;
       inputs[i * width + j + 1] = sums.inputs;
@@ -123,22 +122,27 @@ PlanProblem::PlanProblem(const LayerGraph &graph, const Cluster &cluster,
   }
 }
 
-void PlanProblem::addLayer(RangeBytes &sums, unsigned begin,
+PlanProblem::Stamps PlanProblem::freshStamps() const {
+  return {std::vector<unsigned>(graphRef.params.size(), ~0u),
+          std::vector<unsigned>(graphRef.values.size(), ~0u)};
+}
+
+void PlanProblem::addLayer(RangeBytes &sums, Stamps &stamps, unsigned begin,
                            unsigned layerIndex) const {
   const PlanLayer &layer = graphRef.layers[layerIndex];
   for (unsigned p : layer.params) {
-    if (paramStamp[p] == begin)
+    if (stamps.params[p] == begin)
       continue;
-    paramStamp[p] = begin;
+    stamps.params[p] = begin;
     sums.all += graphRef.params[p].bytes;
     if (graphRef.params[p].trainable)
       sums.trainable += graphRef.params[p].bytes;
   }
   for (unsigned v : layer.inputs) {
     const PlanValue &value = graphRef.values[v];
-    if (value.producer >= int(begin) || valueStamp[v] == begin)
+    if (value.producer >= int(begin) || stamps.values[v] == begin)
       continue;
-    valueStamp[v] = begin;
+    stamps.values[v] = begin;
     sums.inputs += value.bytes;
   }
 }
@@ -150,11 +154,10 @@ PlanProblem::RangeBytes PlanProblem::rangeBytes(unsigned begin,
     size_t at = size_t(begin) * (numLayers() + 1) + end;
     return {paramAll[at], paramTrainable[at], inputs[at]};
   }
-  // Fresh stamps: a range start no sweep has used.
-  std::fill(paramStamp.begin(), paramStamp.end(), ~0u);
-  std::fill(valueStamp.begin(), valueStamp.end(), ~0u);
+  // Stamps of this call's own: searches on other threads price stages too.
+  Stamps stamps = freshStamps();
   for (unsigned l = begin; l < end; ++l)
-    addLayer(sums, begin, l);
+    addLayer(sums, stamps, begin, l);
   return sums;
 }
 

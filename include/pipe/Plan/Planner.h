@@ -296,7 +296,13 @@ private:
   static constexpr unsigned kMaxTableLayers = 4096;
   RangeBytes rangeBytes(unsigned begin, unsigned end) const;
   /// Adds layer `layerIndex` to the sums of a range starting at `begin`.
-  void addLayer(RangeBytes &sums, unsigned begin, unsigned layerIndex) const;
+  /// The stamps mark what a range counted already, by its start.
+  struct Stamps {
+    std::vector<unsigned> params, values;
+  };
+  Stamps freshStamps() const;
+  void addLayer(RangeBytes &sums, Stamps &stamps, unsigned begin,
+                unsigned layerIndex) const;
 
   const LayerGraph &graphRef;
   const Cluster &clusterRef;
@@ -309,8 +315,6 @@ private:
   // [i][j] tables over layer ranges: distinct parameter bytes (all and
   // trainable) and stage-input bytes.
   std::vector<int64_t> paramAll, paramTrainable, inputs;
-  // What addLayer has counted, by range start.
-  mutable std::vector<unsigned> paramStamp, valueStamp;
   // workspaceMax[k][i]: the largest workspace of layers [i, i + 2^k).
   std::vector<std::vector<int64_t>> workspaceMax;
 };
