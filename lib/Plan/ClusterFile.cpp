@@ -1,5 +1,4 @@
-//===- ClusterFile.cpp - read cluster.json
-//---------------------------------===//
+//===- ClusterFile.cpp - read cluster.json --------------------------------===//
 //
 // {"devices": [{"name": "a0", "kind": "A100-80GB", "host": "n1"},
 //              {"name": "c0", "kind": "cpu", "cores": 16, "memory_gb": 64}],
@@ -8,13 +7,17 @@
 //
 // Any catalog field may be given on a device to override the catalog:
 // peak_tflops (an object keyed by fp32, tf32, bf16, fp16), memory_gb,
-// memory_bandwidth_gbps, compute_capability, cores.
+// memory_bandwidth_gbps, compute_capability, cores. A device without a kind
+// gives them all itself (docs/planner.md, "The cluster file").
 //
 //===----------------------------------------------------------------------===//
 
 #include "pipe/Plan/Cluster.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 
@@ -39,6 +42,60 @@ static std::pair<unsigned, unsigned> lineColumn(llvm::StringRef text,
   unsigned column =
       offset - (lastNewline == llvm::StringRef::npos ? 0 : lastNewline + 1) + 1;
   return {line, column};
+}
+
+/// Containers may nest this deep; a cluster file needs four levels.
+static constexpr unsigned kMaxDepth = 64;
+
+namespace {
+/// What llvm::json does not report: nesting deep enough to overflow its
+/// recursive parser's stack, and keys an object repeats (it keeps the
+/// last). Byte offsets into the text, of the first of each.
+struct JsonShape {
+  std::optional<size_t> tooDeep, repeatedKey;
+  std::string key;
+};
+} // namespace
+
+/// Scans the strings and brackets of `text` for its JsonShape. Only the
+/// depth means anything in text that does not parse.
+static JsonShape scanJson(llvm::StringRef text) {
+  JsonShape shape;
+  struct Container {
+    bool object, expectKey;
+    llvm::StringSet<> keys;
+  };
+  llvm::SmallVector<Container> open;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '"') {
+      size_t start = i + 1;
+      for (++i; i < text.size() && text[i] != '"'; ++i)
+        if (text[i] == '\\')
+          ++i;
+      Container *top = open.empty() ? nullptr : &open.back();
+      if (top && top->object && top->expectKey) {
+        top->expectKey = false;
+        llvm::StringRef key = text.slice(start, i);
+        if (!top->keys.insert(key).second && !shape.repeatedKey) {
+          shape.repeatedKey = start - 1;
+          shape.key = key.str();
+        }
+      }
+    } else if (c == '{' || c == '[') {
+      if (open.size() == kMaxDepth) {
+        shape.tooDeep = i;
+        return shape;
+      }
+      open.push_back({c == '{', c == '{', {}});
+    } else if (c == '}' || c == ']') {
+      if (!open.empty())
+        open.pop_back();
+    } else if (c == ',' && !open.empty() && open.back().object) {
+      open.back().expectKey = true;
+    }
+  }
+  return shape;
 }
 
 std::optional<unsigned> Cluster::find(llvm::StringRef name) const {
@@ -159,39 +216,68 @@ llvm::Expected<Device> DeviceReader::read() {
     return fail("needs a \"name\"");
   device.name = name->str();
   label = device.name;
+  // --device-order separates names by commas.
+  if (name->contains(','))
+    return fail("a name must not contain ','");
   for (const auto &entry : object)
     if (!llvm::is_contained(known, entry.first.str()))
       return fail("unknown field '" + entry.first.str() + "'");
 
-  std::optional<llvm::StringRef> kind = object.getString("kind");
-  if (!kind)
-    return fail("needs a \"kind\"");
-  const DeviceSpec *spec = lookupDeviceKind(*kind);
-  if (!spec) {
-    std::vector<std::string> kinds;
-    for (const DeviceSpec &known : deviceCatalog())
-      kinds.push_back(known.kind);
-    return fail("unknown kind '" + *kind +
-                "'; known kinds: " + llvm::join(kinds, ", "));
+  if (const llvm::json::Value *host = object.get("host")) {
+    std::optional<llvm::StringRef> text = host->getAsString();
+    if (!text || text->empty())
+      return fail("'host' must be a non-empty string");
+    device.host = text->str();
+  } else {
+    device.host = "localhost";
   }
-  device.spec = *spec;
-  device.host = object.getString("host").value_or("localhost").str();
 
-  // CPUs scale the per-core catalog numbers by their cores.
-  llvm::Expected<std::optional<double>> cores = number("cores");
-  if (!cores)
-    return cores.takeError();
-  if (*cores) {
-    if (**cores != static_cast<int>(**cores))
-      return fail("'cores' must be a whole number");
-    device.spec.cores = static_cast<int>(**cores);
+  // A device without a kind gives every number itself: a GPU has a compute
+  // capability, a CPU cores.
+  const llvm::json::Value *kindValue = object.get("kind");
+  bool custom = !kindValue;
+  if (custom) {
+    if (!object.get("memory_gb") || !object.get("memory_bandwidth_gbps") ||
+        !object.get("peak_tflops") ||
+        !object.get("compute_capability") == !object.get("cores"))
+      return fail("without a \"kind\", a device needs \"memory_gb\", "
+                  "\"memory_bandwidth_gbps\", \"peak_tflops\", and "
+                  "either \"compute_capability\" (a GPU) or \"cores\" (a "
+                  "CPU)");
+    device.spec = customDeviceSpec(/*cpu=*/object.get("cores") != nullptr);
+  } else {
+    std::optional<llvm::StringRef> kind = kindValue->getAsString();
+    if (!kind)
+      return fail("'kind' must be a string");
+    const DeviceSpec *spec = lookupDeviceKind(*kind);
+    if (!spec) {
+      std::vector<std::string> kinds;
+      for (const DeviceSpec &known : deviceCatalog())
+        kinds.push_back(known.kind);
+      return fail("unknown kind '" + *kind +
+                  "'; known kinds: " + llvm::join(kinds, ", "));
+    }
+    device.spec = *spec;
+  }
+
+  // CPUs of a kind scale the per-core catalog numbers by their cores.
+  if (const llvm::json::Value *value = object.get("cores")) {
+    std::optional<double> cores = value->getAsNumber();
+    if (!cores || *cores < 1 || *cores > 1e6 ||
+        *cores != static_cast<int>(*cores))
+      return fail("'cores' must be a whole number from 1 to 1000000");
+    if (!device.spec.isCPU())
+      return fail("'cores' is a CPU's; '" + device.spec.kind + "' is a GPU");
+    device.spec.cores = static_cast<int>(*cores);
   }
   if (device.spec.isCPU()) {
-    if (!*cores)
+    if (!object.get("cores"))
       return fail("a cpu device needs \"cores\"");
-    PeakTflops &peak = device.spec.peak;
-    peak = {peak.fp32 * device.spec.cores, peak.tf32 * device.spec.cores,
-            peak.bf16 * device.spec.cores, peak.fp16 * device.spec.cores};
+    if (!custom) {
+      PeakTflops &peak = device.spec.peak;
+      peak = {peak.fp32 * device.spec.cores, peak.tf32 * device.spec.cores,
+              peak.bf16 * device.spec.cores, peak.fp16 * device.spec.cores};
+    }
   }
   for (auto [key, field] :
        {std::pair<llvm::StringRef, double *>{"memory_gb",
@@ -210,10 +296,10 @@ llvm::Expected<Device> DeviceReader::read() {
     std::optional<llvm::StringRef> text = value->getAsString();
     int major = 0, minor = 0;
     if (!text || sscanf(text->str().c_str(), "%d.%d", &major, &minor) != 2 ||
-        device.spec.isCPU())
+        major < 1 || minor < 0 || device.spec.isCPU())
       return fail("'compute_capability' must be a string like \"8.0\", and "
                   "only on a GPU");
-    device.spec.computeCapability = text->str();
+    device.spec.computeCapability = llvm::formatv("{0}.{1}", major, minor);
   }
   if (const llvm::json::Value *value = object.get("peak_tflops")) {
     const llvm::json::Object *peaks = value->getAsObject();
@@ -236,12 +322,30 @@ llvm::Expected<Device> DeviceReader::read() {
                     kPlausible);
       *field = *number;
     }
+    if (custom) {
+      // Without a kind, no faster unit is assumed: precisions not given
+      // run at the fp32 rate.
+      PeakTflops &peak = device.spec.peak;
+      if (!peak.fp32)
+        return fail("without a \"kind\", peak_tflops needs \"fp32\"");
+      for (double *rate : {&peak.tf32, &peak.bf16, &peak.fp16})
+        if (!*rate)
+          *rate = peak.fp32;
+    }
   }
   return device;
 }
 
 llvm::Expected<Cluster> mlir::pipe::parseCluster(llvm::StringRef text,
                                                  llvm::StringRef fileName) {
+  auto at = [&](size_t offset) -> std::string {
+    auto [line, column] = lineColumn(text, offset);
+    return llvm::formatv("line {0}, column {1}", line, column);
+  };
+  JsonShape shape = scanJson(text);
+  if (shape.tooDeep)
+    return error(fileName, "JSON nested more than " + llvm::Twine(kMaxDepth) +
+                               " levels deep at " + at(*shape.tooDeep));
   llvm::Expected<llvm::json::Value> json = llvm::json::parse(text);
   if (!json) {
     // llvm::json reports "[line:col, byte=N]: message"; keep line and
@@ -258,6 +362,11 @@ llvm::Expected<Cluster> mlir::pipe::parseCluster(llvm::StringRef text,
     }
     return error(fileName, "malformed JSON: " + message);
   }
+  if (shape.repeatedKey)
+    return error(fileName, "key '" + shape.key +
+                               "' appears twice in one "
+                               "object, at " +
+                               at(*shape.repeatedKey));
   const llvm::json::Object *root = json->getAsObject();
   if (!root)
     return error(fileName, "the top level must be an object with \"devices\"");
@@ -293,32 +402,45 @@ llvm::Expected<Cluster> mlir::pipe::parseCluster(llvm::StringRef text,
         return error(fileName, "link " + llvm::Twine(index) + ": " + message);
       };
       const llvm::json::Object *object = value.getAsObject();
-      const llvm::json::Array *between =
-          object ? object->getArray("between") : nullptr;
-      if (!between || between->size() != 2)
-        return fail("needs \"between\": [device, device]");
+      if (!object)
+        return fail("must be an object");
+      for (const auto &entry : *object)
+        if (entry.first != "between" && entry.first != "bandwidth_gbps" &&
+            entry.first != "latency_us")
+          return fail("unknown field '" + entry.first.str() +
+                      "' (known: between, bandwidth_gbps, latency_us)");
+      const llvm::json::Array *between = object->getArray("between");
+      if (!between || between->size() != 2 || !(*between)[0].getAsString() ||
+          !(*between)[1].getAsString())
+        return fail("needs \"between\": [device, device], two device names");
       unsigned ends[2];
       for (unsigned i = 0; i < 2; ++i) {
-        std::optional<llvm::StringRef> name = (*between)[i].getAsString();
-        std::optional<unsigned> found =
-            name ? cluster.find(*name) : std::nullopt;
+        llvm::StringRef name = *(*between)[i].getAsString();
+        std::optional<unsigned> found = cluster.find(name);
         if (!found)
-          return fail("names unknown device '" +
-                      (name ? name->str() : std::string("?")) + "'");
+          return fail("names unknown device '" + name + "'");
         ends[i] = *found;
       }
       if (ends[0] == ends[1])
         return fail("links device '" + cluster.devices[ends[0]].name +
                     "' to itself");
+      if (cluster.hasExplicitLink(ends[0], ends[1]))
+        return fail("links '" + cluster.devices[ends[0]].name + "' and '" +
+                    cluster.devices[ends[1]].name + "' again");
       std::optional<double> bandwidth = object->getNumber("bandwidth_gbps");
-      std::optional<double> latency = object->getNumber("latency_us");
       if (!bandwidth || !plausible(*bandwidth))
         return fail(std::string("\"bandwidth_gbps\" must be ") + kPlausible);
-      if (latency &&
-          !(std::isfinite(*latency) && *latency >= 0 && *latency <= 1e6))
-        return fail("\"latency_us\" must be a number from 0 to 1e6");
-      cluster.setLink(ends[0], ends[1],
-                      {"explicit", *bandwidth, latency.value_or(0)});
+      // Without a latency, the link's latency is that of the link it
+      // replaces.
+      double latency = cluster.link(ends[0], ends[1]).latencyUs;
+      if (const llvm::json::Value *given = object->get("latency_us")) {
+        std::optional<double> number = given->getAsNumber();
+        if (!number ||
+            !(std::isfinite(*number) && *number >= 0 && *number <= 1e6))
+          return fail("\"latency_us\" must be a number from 0 to 1e6");
+        latency = *number;
+      }
+      cluster.setLink(ends[0], ends[1], {"explicit", *bandwidth, latency});
     }
   }
   return cluster;

@@ -141,6 +141,17 @@ const DeviceSpec *mlir::pipe::lookupDeviceKind(llvm::StringRef kind) {
   return nullptr;
 }
 
+DeviceSpec mlir::pipe::customDeviceSpec(bool cpu) {
+  DeviceSpec spec;
+  spec.kind = "custom";
+  // A GPU's link to its neighbours on a host, when the file names no
+  // kind: PCIe 4.0, which every GPU of the catalog but the T4 reaches.
+  spec.intraNodeLink = cpu ? kHostMemory : kPCIe4;
+  spec.computeCapability = cpu ? "" : "1.0";
+  spec.source = "the cluster file";
+  return spec;
+}
+
 LinkSpec mlir::pipe::defaultNetworkLink() { return {"InfiniBand HDR", 25, 5}; }
 
 std::string DeviceSpec::arch() const {

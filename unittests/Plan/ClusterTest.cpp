@@ -154,6 +154,160 @@ TEST(ClusterFile, OtherErrorsNameTheField) {
             std::string::npos);
 }
 
+TEST(ClusterFile, DeepNestingIsAnErrorNotACrash) {
+  // llvm::json parses recursively: 100,000 levels overflow its stack.
+  std::string deep(100000, '[');
+  deep += std::string(100000, ']');
+  EXPECT_NE(errorOf(deep).find(
+                "cluster.json: JSON nested more than 64 levels deep at line "
+                "1, column 65"),
+            std::string::npos);
+  std::string inDevice = R"({"devices": [{"name": "a", "kind": "T4", "x": )" +
+                         std::string(70, '[') + std::string(70, ']') + "}]}";
+  EXPECT_NE(errorOf(inDevice).find("nested more than 64 levels"),
+            std::string::npos);
+}
+
+TEST(ClusterFile, RepeatedKeysAreErrors) {
+  EXPECT_NE(errorOf("{\"devices\": [{\"name\": \"a0\", \"kind\": \"T4\",\n"
+                    "  \"name\": \"a1\"}]}")
+                .find("key 'name' appears twice in one object, at line 2, "
+                      "column 3"),
+            std::string::npos);
+  EXPECT_NE(errorOf(R"({"devices": [{"name": "a", "kind": "T4"}],
+                        "devices": [{"name": "b", "kind": "T4"}]})")
+                .find("key 'devices' appears twice"),
+            std::string::npos);
+  // The same key in different objects, or as a value, is fine.
+  llvm::Expected<Cluster> cluster = parseCluster(
+      R"({"devices": [{"name": "name", "kind": "T4", "host": "kind"},
+                      {"name": "b", "kind": "T4", "host": "kind"}]})",
+      "cluster.json");
+  ASSERT_TRUE(static_cast<bool>(cluster))
+      << llvm::toString(cluster.takeError());
+  EXPECT_EQ(cluster->devices.size(), 2u);
+}
+
+TEST(ClusterFile, FieldsOfTheWrongTypeAreErrors) {
+  EXPECT_NE(errorOf(R"({"devices": [{"name": "a", "kind": "T4", "host": 1}]})")
+                .find("device 0 (a): 'host' must be a non-empty string"),
+            std::string::npos);
+  EXPECT_NE(
+      errorOf(R"({"devices": [{"name": "a", "kind": "T4", "host": null}]})")
+          .find("'host' must be a non-empty string"),
+      std::string::npos);
+  EXPECT_NE(errorOf(R"({"devices": [{"name": "a", "kind": "T4", "host": ""}]})")
+                .find("'host' must be a non-empty string"),
+            std::string::npos);
+  EXPECT_NE(errorOf(R"({"devices": [{"name": "a", "kind": 4}]})")
+                .find("'kind' must be a string"),
+            std::string::npos);
+  EXPECT_NE(errorOf(R"({"devices": [{"name": "a,b", "kind": "T4"}]})")
+                .find("device 0 (a,b): a name must not contain ','"),
+            std::string::npos);
+  EXPECT_NE(errorOf(R"({"devices": [{"name": "a", "kind": "T4", "cores": 8}]})")
+                .find("'cores' is a CPU's; 'T4' is a GPU"),
+            std::string::npos);
+  EXPECT_NE(errorOf(R"({"devices": [{"name": "c", "kind": "cpu", "cores": 2.5,
+                               "memory_gb": 8}]})")
+                .find("'cores' must be a whole number from 1 to 1000000"),
+            std::string::npos);
+}
+
+TEST(ClusterFile, LinkErrorsNameTheLink) {
+  const char *devices = R"({"devices": [{"name": "a", "kind": "T4"},
+                                       {"name": "b", "kind": "T4"}],
+                           "links": [)";
+  auto withLinks = [&](const char *links) {
+    return errorOf(std::string(devices) + links + "]}");
+  };
+  EXPECT_NE(withLinks(R"({"between": ["a", "b"], "bandwidth_gbps": 10,
+                          "latency_us": "100"})")
+                .find("link 0: \"latency_us\" must be a number from 0 to 1e6"),
+            std::string::npos);
+  EXPECT_NE(withLinks(R"({"between": ["a", "b"], "bandwidth_gbps": 10,
+                          "foo": 1})")
+                .find("link 0: unknown field 'foo' (known: between, "
+                      "bandwidth_gbps, latency_us)"),
+            std::string::npos);
+  EXPECT_NE(withLinks(R"({"between": ["a", "b"], "bandwidth_gbps": 10},
+                         {"between": ["b", "a"], "bandwidth_gbps": 20})")
+                .find("link 1: links 'b' and 'a' again"),
+            std::string::npos);
+  EXPECT_NE(withLinks(R"({"between": ["a", 2], "bandwidth_gbps": 10})")
+                .find("link 0: needs \"between\": [device, device], two device "
+                      "names"),
+            std::string::npos);
+  EXPECT_NE(withLinks("7").find("link 0: must be an object"),
+            std::string::npos);
+}
+
+TEST(ClusterFile, LinkWithoutLatencyKeepsTheDefaultLatency) {
+  llvm::Expected<Cluster> cluster = parseCluster(
+      R"({"devices": [{"name": "a", "kind": "A100-80GB", "host": "n1"},
+                      {"name": "b", "kind": "A100-80GB", "host": "n2"},
+                      {"name": "c", "kind": "A100-80GB", "host": "n2"}],
+          "links": [{"between": ["a", "b"], "bandwidth_gbps": 100},
+                    {"between": ["b", "c"], "bandwidth_gbps": 100}]})",
+      "cluster.json");
+  ASSERT_TRUE(static_cast<bool>(cluster))
+      << llvm::toString(cluster.takeError());
+  EXPECT_EQ(cluster->link(0, 1).bandwidthGBps, 100);
+  EXPECT_EQ(cluster->link(0, 1).latencyUs, defaultNetworkLink().latencyUs);
+  EXPECT_EQ(cluster->link(1, 2).latencyUs,
+            lookupDeviceKind("A100-80GB")->intraNodeLink.latencyUs);
+}
+
+TEST(ClusterFile, DevicesWithoutAKindGiveEveryNumber) {
+  llvm::Expected<Cluster> cluster = parseCluster(
+      R"({"devices": [
+            {"name": "g", "memory_gb": 48, "memory_bandwidth_gbps": 960,
+             "peak_tflops": {"fp32": 40, "fp16": 160},
+             "compute_capability": "8.6"},
+            {"name": "c", "cores": 32, "memory_gb": 256,
+             "memory_bandwidth_gbps": 200, "peak_tflops": {"fp32": 3}}]})",
+      "cluster.json");
+  ASSERT_TRUE(static_cast<bool>(cluster))
+      << llvm::toString(cluster.takeError());
+  const DeviceSpec &gpu = cluster->devices[0].spec;
+  EXPECT_EQ(gpu.kind, "custom");
+  EXPECT_FALSE(gpu.isCPU());
+  EXPECT_EQ(gpu.arch(), "sm_86");
+  EXPECT_EQ(gpu.memoryGB, 48);
+  EXPECT_EQ(gpu.memoryBandwidthGBps, 960);
+  EXPECT_EQ(gpu.peak.fp16, 160);
+  // Precisions not given run at the fp32 rate.
+  EXPECT_EQ(gpu.peak.tf32, 40);
+  EXPECT_EQ(gpu.peak.bf16, 40);
+  EXPECT_GT(gpu.intraNodeLink.bandwidthGBps, 0);
+  const DeviceSpec &cpu = cluster->devices[1].spec;
+  EXPECT_TRUE(cpu.isCPU());
+  EXPECT_EQ(cpu.cores, 32);
+  // The peak given is the whole CPU's, not scaled by its cores.
+  EXPECT_EQ(cpu.peak.fp32, 3);
+
+  EXPECT_NE(errorOf(R"({"devices": [{"name": "g", "memory_gb": 48,
+                                     "peak_tflops": {"fp32": 40},
+                                     "compute_capability": "8.6"}]})")
+                .find("device 0 (g): without a \"kind\", a device needs "
+                      "\"memory_gb\", \"memory_bandwidth_gbps\", "
+                      "\"peak_tflops\", and either \"compute_capability\" (a "
+                      "GPU) or \"cores\" (a CPU)"),
+            std::string::npos);
+  EXPECT_NE(errorOf(R"({"devices": [{"name": "g", "memory_gb": 48,
+                                     "memory_bandwidth_gbps": 900,
+                                     "peak_tflops": {"fp32": 40}, "cores": 4,
+                                     "compute_capability": "8.6"}]})")
+                .find("either \"compute_capability\" (a GPU) or \"cores\""),
+            std::string::npos);
+  EXPECT_NE(errorOf(R"({"devices": [{"name": "g", "memory_gb": 48,
+                                     "memory_bandwidth_gbps": 900,
+                                     "peak_tflops": {"fp16": 40},
+                                     "compute_capability": "8.6"}]})")
+                .find("without a \"kind\", peak_tflops needs \"fp32\""),
+            std::string::npos);
+}
+
 TEST(ClusterFile, MissingFile) {
   llvm::Expected<Cluster> cluster = readCluster("/nonexistent/cluster.json");
   ASSERT_FALSE(static_cast<bool>(cluster));

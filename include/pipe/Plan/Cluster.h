@@ -65,6 +65,12 @@ llvm::ArrayRef<DeviceSpec> deviceCatalog();
 /// The catalog entry of `kind`, or null.
 const DeviceSpec *lookupDeviceKind(llvm::StringRef kind);
 
+/// The starting point of a device the cluster file gives without a kind:
+/// kind "custom", no numbers yet, and the intra-node link of a CPU (host
+/// memory) or a GPU (PCIe 4.0 x16); a GPU's compute capability is "1.0"
+/// until the file gives one.
+DeviceSpec customDeviceSpec(bool cpu);
+
 /// The link between devices on different hosts when the cluster file lists
 /// none: InfiniBand HDR, 25 GB/s per direction, 5 us.
 LinkSpec defaultNetworkLink();
