@@ -5,9 +5,11 @@
 #include "pipe/Dialect/Pipe/IR/PipeOps.h"
 
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::pipe;
@@ -15,6 +17,23 @@ using namespace mlir::pipe;
 static int64_t elements(Value value) {
   auto type = dyn_cast<RankedTensorType>(value.getType());
   return type && type.hasStaticShape() ? type.getNumElements() : 0;
+}
+
+/// The product of `factors`, or INT64_MAX where it would overflow: a count
+/// past any the planner accepts (buildLayerGraph rejects it).
+static int64_t product(std::initializer_list<int64_t> factors) {
+  int64_t result = 1;
+  for (int64_t factor : factors)
+    if (llvm::MulOverflow(result, factor, result))
+      return std::numeric_limits<int64_t>::max();
+  return result;
+}
+
+/// a + b, or INT64_MAX where it would overflow.
+static int64_t sum(int64_t a, int64_t b) {
+  int64_t result;
+  return llvm::AddOverflow(a, b, result) ? std::numeric_limits<int64_t>::max()
+                                         : result;
 }
 
 OpCost mlir::pipe::estimateOpCost(Operation *op) {
@@ -31,40 +50,41 @@ OpCost mlir::pipe::estimateOpCost(Operation *op) {
   llvm::TypeSwitch<Operation *>(op)
       .Case([&](MatMulOp o) {
         auto lhs = cast<RankedTensorType>(o.getLhs().getType());
-        cost.flops = 2 * elements(o.getResult()) * lhs.getShape().back();
+        cost.flops =
+            product({2, elements(o.getResult()), lhs.getShape().back()});
         cost.contraction = true;
       })
       .Case([&](GemmOp o) {
         auto a = cast<RankedTensorType>(o.getA().getType());
         int64_t k = a.getDimSize(o.getTransA() ? 0 : 1);
-        cost.flops = 2 * elements(o.getResult()) * k +
-                     (o.getC() ? elements(o.getResult()) : 0);
+        cost.flops = product({2, elements(o.getResult()), k});
+        if (o.getC())
+          cost.flops = sum(cost.flops, elements(o.getResult()));
         cost.contraction = true;
       })
       .Case([&](ConvOp o) {
         auto w = cast<RankedTensorType>(o.getWeight().getType());
         int64_t perOutput = w.getNumElements() / w.getDimSize(0);
-        cost.flops = 2 * elements(o.getResult()) * perOutput;
+        cost.flops = product({2, elements(o.getResult()), perOutput});
         cost.contraction = true;
       })
       .Case([&](ConvTransposeOp o) {
         auto w = cast<RankedTensorType>(o.getWeight().getType());
         int64_t perInput = w.getNumElements() / w.getDimSize(0);
-        cost.flops = 2 * elements(o.getInput()) * perInput;
+        cost.flops = product({2, elements(o.getInput()), perInput});
         cost.contraction = true;
       })
       .Case<MaxPoolOp, AveragePoolOp>([&](auto o) {
-        int64_t window = 1;
+        cost.flops = elements(o.getResult());
         for (int64_t k : o.getKernelShape())
-          window *= k;
-        cost.flops = elements(o.getResult()) * window;
+          cost.flops = product({cost.flops, k});
       })
       .Case<SoftmaxOp, LogSoftmaxOp, LayerNormOp, BatchNormOp, BatchNormTrainOp,
             InstanceNormOp, SoftmaxCrossEntropyLossOp,
             NegativeLogLikelihoodLossOp>([&](Operation *o) {
         // About five passes over the input (max/mean, exp/centre, sum/var,
         // scale, shift).
-        cost.flops = 5 * elements(o->getOperand(0));
+        cost.flops = product({5, elements(o->getOperand(0))});
       })
       .Case<ReduceMeanOp, ReduceSumOp, ReduceMaxOp>(
           [&](Operation *o) { cost.flops = elements(o->getOperand(0)); })
@@ -73,7 +93,7 @@ OpCost mlir::pipe::estimateOpCost(Operation *op) {
       .Default([&](Operation *o) {
         // Elementwise: one operation per result element.
         for (Value result : o->getResults())
-          cost.flops += elements(result);
+          cost.flops = sum(cost.flops, elements(result));
       });
   return cost;
 }

@@ -17,6 +17,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/CheckedArithmetic.h"
 
 #include <algorithm>
 
@@ -37,6 +38,29 @@ static std::string describe(Operation *op) {
   return text;
 }
 
+/// The planner's byte and FLOP counts stay well within int64_t: a model's
+/// tensors take at most 64 TiB together (so a stage's stash, times 65,536
+/// microbatches in flight, still fits), and its ops at most 2^60 FLOPs per
+/// microbatch (GPT-3 takes about 2^54 per microbatch of 16,384 tokens).
+static constexpr int64_t kMaxModelBytes = int64_t(1) << 46;
+static constexpr int64_t kMaxModelFlops = int64_t(1) << 60;
+
+/// The bytes of a static tensor type, as tensorBytes counts them, unless
+/// the count passes kMaxModelBytes.
+static std::optional<int64_t> countedBytes(RankedTensorType type) {
+  Type element = type.getElementType();
+  unsigned bits = element.isIntOrFloat()
+                      ? std::max(8u, element.getIntOrFloatBitWidth())
+                      : 8;
+  std::optional<int64_t> bytes = (bits + 7) / 8;
+  for (int64_t dim : type.getShape())
+    if (!(bytes = llvm::checkedMul(*bytes, dim)))
+      return std::nullopt;
+  if (*bytes > kMaxModelBytes)
+    return std::nullopt;
+  return bytes;
+}
+
 llvm::Expected<LayerGraph> mlir::pipe::buildLayerGraph(func::FuncOp func) {
   LayerGraph graph;
   auto module = func->getParentOfType<ModuleOp>();
@@ -44,21 +68,39 @@ llvm::Expected<LayerGraph> mlir::pipe::buildLayerGraph(func::FuncOp func) {
   llvm::StringMap<unsigned> paramIds;
   llvm::DenseMap<Operation *, unsigned> constantIds;
 
-  auto staticBytes = [](Type type) -> std::optional<int64_t> {
+  // Every tensor's bytes, checked, and the model's in all.
+  int64_t modelBytes = 0, modelFlops = 0;
+  auto tooLarge = [](const llvm::Twine &what, const char *past) {
+    return llvm::createStringError(what + ": the model's " + past +
+                                   ", more than the planner counts");
+  };
+  auto count = [&](Type type, llvm::function_ref<std::string()> what)
+      -> llvm::Expected<std::optional<int64_t>> {
     auto tensor = dyn_cast<RankedTensorType>(type);
     if (!tensor || !tensor.hasStaticShape())
       return std::nullopt;
-    return tensorBytes(tensor);
+    std::optional<int64_t> bytes = countedBytes(tensor);
+    if (!bytes || (modelBytes += *bytes) > kMaxModelBytes) {
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      os << what() << " (" << type << ")";
+      return tooLarge(text, "tensors take more than 64 TiB");
+    }
+    return bytes;
   };
 
   for (BlockArgument arg : func.getArguments()) {
-    std::optional<int64_t> bytes = staticBytes(arg.getType());
+    llvm::Expected<std::optional<int64_t>> bytes = count(arg.getType(), [&] {
+      return ("graph input " + llvm::Twine(arg.getArgNumber())).str();
+    });
     if (!bytes)
+      return bytes.takeError();
+    if (!*bytes)
       return llvm::createStringError(
           "graph input " + llvm::Twine(arg.getArgNumber()) +
           " has no static shape; give one with --input-shape");
     valueIds[arg] = graph.values.size();
-    graph.values.push_back({*bytes, -1});
+    graph.values.push_back({**bytes, -1});
   }
 
   // Parameters and constants are not layers: the layers that read them
@@ -73,6 +115,10 @@ llvm::Expected<LayerGraph> mlir::pipe::buildLayerGraph(func::FuncOp func) {
       StringRef name = ref.getName();
       auto [it, inserted] = paramIds.try_emplace(name, graph.params.size());
       if (inserted) {
+        llvm::Expected<std::optional<int64_t>> bytes = count(
+            ref.getType(), [&] { return ("parameter '" + name + "'").str(); });
+        if (!bytes)
+          return bytes.takeError();
         auto decl = module ? module.lookupSymbol<ParameterOp>(name) : nullptr;
         graph.params.push_back({name.str(), tensorBytes(ref.getType()),
                                 decl && decl.getTrainable()});
@@ -81,16 +127,26 @@ llvm::Expected<LayerGraph> mlir::pipe::buildLayerGraph(func::FuncOp func) {
       continue;
     }
     if (isa<ConstantOp>(op)) {
+      llvm::Expected<std::optional<int64_t>> bytes =
+          count(op.getResult(0).getType(),
+                [&] { return "the constant of " + describe(&op); });
+      if (!bytes)
+        return bytes.takeError();
       unsigned id = graph.params.size();
       graph.params.push_back(
           {"constant", tensorBytes(op.getResult(0).getType()), false});
       paramOfValue[op.getResult(0)] = id;
       continue;
     }
-    for (Value result : op.getResults())
-      if (!staticBytes(result.getType()))
+    for (Value result : op.getResults()) {
+      llvm::Expected<std::optional<int64_t>> bytes = count(
+          result.getType(), [&] { return "a result of " + describe(&op); });
+      if (!bytes)
+        return bytes.takeError();
+      if (!*bytes)
         return llvm::createStringError(describe(&op) +
                                        " has a result without a static shape");
+    }
 
     StringRef node = nodeName(&op);
     if (node.empty() || node != lastNode || graph.layers.empty()) {
@@ -107,6 +163,10 @@ llvm::Expected<LayerGraph> mlir::pipe::buildLayerGraph(func::FuncOp func) {
     PlanLayer &layer = graph.layers.back();
 
     OpCost cost = estimateOpCost(&op);
+    if (cost.flops > kMaxModelFlops ||
+        (modelFlops += cost.flops) > kMaxModelFlops)
+      return tooLarge(describe(&op),
+                      "ops take more than 2^60 FLOPs per microbatch");
     layer.ops.push_back(cost);
     graph.layerOfLocation.try_emplace(op.getLoc(), layerIndex);
     int64_t results = 0;
@@ -169,6 +229,7 @@ llvm::Error mlir::pipe::deriveBackwardCosts(ModuleOp module,
                                                    : message);
 
   std::vector<llvm::SmallVector<OpCost>> backward(graph.layers.size());
+  int64_t backwardFlops = 0;
   for (Operation &op : main.getBody().front()) {
     if (op.hasAttr(forward) ||
         isa<func::ReturnOp, ParamRefOp, ConstantOp, ReshapeOp>(op))
@@ -177,7 +238,14 @@ llvm::Error mlir::pipe::deriveBackwardCosts(ModuleOp module,
     unsigned layer = it != graph.layerOfLocation.end()
                          ? it->second
                          : graph.layers.size() - 1;
-    backward[layer].push_back(estimateOpCost(&op));
+    OpCost cost = estimateOpCost(&op);
+    // The forward ops are within kMaxModelFlops; their gradients take about
+    // twice as many.
+    if (cost.flops > kMaxModelFlops ||
+        (backwardFlops += cost.flops) > 2 * kMaxModelFlops)
+      return llvm::createStringError(
+          describe(&op) + " brings the backward pass's FLOPs past 2^61");
+    backward[layer].push_back(cost);
   }
   for (auto [layer, ops] : llvm::zip(graph.layers, backward))
     layer.backwardOps = std::move(ops);

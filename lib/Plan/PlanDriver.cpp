@@ -72,9 +72,17 @@ llvm::Expected<PlanResult> mlir::pipe::planModule(ModuleOp module,
   // Cut points by node name: the last layer of that node.
   for (const std::string &name : request.cutAfter) {
     std::optional<unsigned> found;
+    unsigned matches = 0;
     for (auto [index, layer] : llvm::enumerate(result.graph.layers))
-      if (layer.name == name)
+      if (layer.name == name) {
         found = index;
+        ++matches;
+      }
+    if (matches > 1)
+      return llvm::createStringError(llvm::formatv(
+          "--cut-after: {0} nodes apart are called '{1}'; a cut point needs "
+          "a name no other node has",
+          matches, name));
     if (!found && request.foldedNodes.contains(name))
       return llvm::createStringError(
           "--cut-after: node '" + name +
@@ -89,15 +97,21 @@ llvm::Expected<PlanResult> mlir::pipe::planModule(ModuleOp module,
           "' is the model's last node; there is nothing to cut after it");
     options.cutAfter.push_back(*found);
   }
-  // Node names in program order.
-  std::vector<unsigned> sorted = options.cutAfter;
-  llvm::sort(sorted);
-  for (unsigned i = 1; i < sorted.size(); ++i)
-    if (sorted[i] == sorted[i - 1])
+  // Node names in program order: --device-order pairs with them stage by
+  // stage, so an order the user did not mean is an error, not a guess.
+  for (auto [i, cut] : llvm::enumerate(options.cutAfter))
+    if (llvm::is_contained(ArrayRef(options.cutAfter).take_front(i), cut))
       return llvm::createStringError("--cut-after: node '" +
-                                     result.graph.layers[sorted[i]].name +
+                                     result.graph.layers[cut].name +
                                      "' is given twice");
-  options.cutAfter = sorted;
+  for (unsigned i = 1; i < options.cutAfter.size(); ++i) {
+    unsigned before = options.cutAfter[i - 1], cut = options.cutAfter[i];
+    if (cut < before)
+      return llvm::createStringError(
+          "--cut-after: '" + result.graph.layers[cut].name +
+          "' comes before '" + result.graph.layers[before].name +
+          "' in the model; give the cut points in the model's order");
+  }
   for (const std::string &name : request.deviceOrder) {
     std::optional<unsigned> device = result.cluster.find(name);
     if (!device)
@@ -303,29 +317,60 @@ void mlir::pipe::printPlanTable(const PlanResult &result,
       result.plannerSeconds);
 }
 
-/// Writes `text` to `path` through a temporary file in the same folder.
-static llvm::Error writeAtomically(llvm::StringRef path, llvm::StringRef text) {
-  std::string temporary = (path + ".tmp." + llvm::Twine(::getpid())).str();
-  {
+namespace {
+/// A file written to a temporary name next to its place, and renamed there
+/// once every output is written: a run that fails leaves nothing behind.
+class PendingFile {
+public:
+  explicit PendingFile(llvm::StringRef path)
+      : path(path.str()),
+        temporary((path + ".tmp." + llvm::Twine(::getpid())).str()) {}
+  ~PendingFile() { discard(); }
+
+  /// Removes the temporary file, if it is still there.
+  void discard() {
+    if (!committed)
+      llvm::sys::fs::remove(temporary);
+    committed = true;
+  }
+
+  /// Writes the temporary file with `write`.
+  llvm::Error write(llvm::function_ref<void(llvm::raw_ostream &)> write) {
     std::error_code error;
     llvm::raw_fd_ostream os(temporary, error);
     if (error)
-      return llvm::createStringError("cannot write '" + path +
-                                     "': " + error.message());
-    os << text;
+      return failure(error);
+    write(os);
     os.close();
-    if (os.has_error()) {
-      llvm::sys::fs::remove(temporary);
-      return llvm::createStringError("cannot write '" + path +
-                                     "': " + os.error().message());
-    }
+    if (os.has_error())
+      return failure(os.error());
+    return llvm::Error::success();
   }
-  if (std::error_code error = llvm::sys::fs::rename(temporary, path)) {
-    llvm::sys::fs::remove(temporary);
+  /// Renames the temporary file to its place.
+  llvm::Error commit() {
+    if (std::error_code error = llvm::sys::fs::rename(temporary, path))
+      return failure(error);
+    committed = true;
+    return llvm::Error::success();
+  }
+
+private:
+  llvm::Error failure(std::error_code error) const {
     return llvm::createStringError("cannot write '" + path +
                                    "': " + error.message());
   }
-  return llvm::Error::success();
+
+  std::string path, temporary;
+  bool committed = false;
+};
+} // namespace
+
+/// `path` made absolute, without "." and "..".
+static std::string normalPath(llvm::StringRef path) {
+  llvm::SmallString<256> normal(path);
+  llvm::sys::fs::make_absolute(normal);
+  llvm::sys::path::remove_dots(normal, /*remove_dot_dot=*/true);
+  return normal.str().str();
 }
 
 llvm::Error mlir::pipe::emitPlan(ModuleOp module, const PlanRequest &request,
@@ -344,25 +389,43 @@ llvm::Error mlir::pipe::emitPlan(ModuleOp module, const PlanRequest &request,
           "'" + outDir +
           "' exists and is not a pipe output folder; refusing to overwrite it");
   }
+  std::string planPath = (outDir + "/plan.json").str();
+  bool trace = !request.timelinePath.empty();
+  if (trace && normalPath(request.timelinePath) == normalPath(planPath))
+    return llvm::createStringError(
+        "--timeline '" + request.timelinePath +
+        "' is the plan.json the plan goes to; write the trace elsewhere");
   llvm::Expected<PlanResult> result = planModule(module, request);
   if (!result)
     return result.takeError();
 
-  std::string json, trace;
-  llvm::raw_string_ostream jsonStream(json), traceStream(trace);
-  writePlanJSON(*result, request.options, jsonStream);
-  if (!request.timelinePath.empty())
-    writeChromeTrace(result->cluster, result->plan.stages, result->simulation,
-                     traceStream);
-
+  // The trace first: its folder may not take it, and then the output
+  // folder is not made at all.
+  PendingFile timeline(request.timelinePath);
+  if (trace)
+    if (llvm::Error error = timeline.write([&](llvm::raw_ostream &os) {
+          writeChromeTrace(result->cluster, result->plan.stages,
+                           result->simulation, os);
+        }))
+      return error;
+  bool created = !llvm::sys::fs::exists(outDir);
   if (std::error_code error = llvm::sys::fs::create_directories(outDir))
     return llvm::createStringError("cannot create '" + outDir +
                                    "': " + error.message());
-  if (!request.timelinePath.empty())
-    if (llvm::Error error = writeAtomically(request.timelinePath, trace))
-      return error;
-  if (llvm::Error error = writeAtomically((outDir + "/plan.json").str(), json))
-    return error;
+  PendingFile plan(planPath);
+  llvm::Error written = plan.write([&](llvm::raw_ostream &os) {
+    writePlanJSON(*result, request.options, os);
+  });
+  if (!written && trace)
+    written = timeline.commit();
+  if (!written)
+    written = plan.commit();
+  if (written) {
+    plan.discard();
+    if (created)
+      llvm::sys::fs::remove(outDir);
+    return written;
+  }
   printPlanTable(*result, request.options, table);
   return llvm::Error::success();
 }

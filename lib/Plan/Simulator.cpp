@@ -386,75 +386,83 @@ void mlir::pipe::writeChromeTrace(const Cluster &cluster,
                                   ArrayRef<StagePlan> plan,
                                   const Simulation &simulation,
                                   llvm::raw_ostream &os) {
-  llvm::json::Array events;
+  // Streamed, event by event: a trace of 65,536 microbatches has millions.
+  llvm::json::OStream json(os, /*IndentSize=*/2);
   unsigned numStages = plan.size();
   // Tracks: stages 0..S-1, then the links down (activations) and up
   // (gradients).
-  auto name = [&](unsigned tid, std::string text) {
-    events.push_back(llvm::json::Object{
-        {"name", "thread_name"},
-        {"ph", "M"},
-        {"pid", 0},
-        {"tid", tid},
-        {"args", llvm::json::Object{{"name", std::move(text)}}}});
-    events.push_back(
-        llvm::json::Object{{"name", "thread_sort_index"},
-                           {"ph", "M"},
-                           {"pid", 0},
-                           {"tid", tid},
-                           {"args", llvm::json::Object{{"sort_index", tid}}}});
+  auto metadata = [&](unsigned tid, llvm::StringRef name,
+                      llvm::function_ref<void()> args) {
+    json.object([&] {
+      json.attribute("name", name);
+      json.attribute("ph", "M");
+      json.attribute("pid", 0);
+      json.attribute("tid", tid);
+      json.attributeObject("args", args);
+    });
   };
-  for (unsigned s = 0; s < numStages; ++s) {
-    const Device &device = cluster.devices[plan[s].device];
-    name(s, llvm::formatv("stage {0}: {1} ({2})", s, device.name,
-                          device.spec.kind));
-  }
-  for (unsigned s = 0; s + 1 < numStages; ++s) {
-    name(numStages + 2 * s, llvm::formatv("link {0} -> {1}", s, s + 1));
-    name(numStages + 2 * s + 1, llvm::formatv("link {0} -> {1}", s + 1, s));
-  }
-  for (const SimEvent &event : simulation.events) {
-    const char *kind = "";
-    unsigned tid = event.stage;
-    switch (event.kind) {
-    case SimEvent::Forward:
-      kind = "F";
-      break;
-    case SimEvent::Recompute:
-      kind = "R";
-      break;
-    case SimEvent::Backward:
-      kind = "B";
-      break;
-    case SimEvent::Update:
-      kind = "update";
-      break;
-    case SimEvent::Activation:
-      kind = "activations ";
-      tid = numStages + 2 * event.stage;
-      break;
-    case SimEvent::Gradient:
-      kind = "gradients ";
-      tid = numStages + 2 * (event.stage - 1) + 1;
-      break;
-    }
-    std::string label =
-        event.kind == SimEvent::Update
-            ? std::string(kind)
-            : llvm::formatv("{0}{1}", kind, event.microbatch).str();
-    events.push_back(llvm::json::Object{
-        {"name", label},
-        {"cat", event.kind >= SimEvent::Activation ? "transfer" : "compute"},
-        {"ph", "X"},
-        {"pid", 0},
-        {"tid", tid},
-        {"ts", event.startMs * 1e3},
-        {"dur", (event.endMs - event.startMs) * 1e3},
-        {"args", event.kind == SimEvent::Update
-                     ? llvm::json::Object()
-                     : llvm::json::Object{{"microbatch", event.microbatch}}}});
-  }
-  llvm::json::Object trace{{"traceEvents", std::move(events)},
-                           {"displayTimeUnit", "ms"}};
-  os << llvm::formatv("{0:2}", llvm::json::Value(std::move(trace))) << "\n";
+  auto name = [&](unsigned tid, const std::string &text) {
+    metadata(tid, "thread_name", [&] { json.attribute("name", text); });
+    metadata(tid, "thread_sort_index",
+             [&] { json.attribute("sort_index", tid); });
+  };
+  json.object([&] {
+    json.attribute("displayTimeUnit", "ms");
+    json.attributeArray("traceEvents", [&] {
+      for (unsigned s = 0; s < numStages; ++s) {
+        const Device &device = cluster.devices[plan[s].device];
+        name(s, llvm::formatv("stage {0}: {1} ({2})", s, device.name,
+                              device.spec.kind));
+      }
+      for (unsigned s = 0; s + 1 < numStages; ++s) {
+        name(numStages + 2 * s, llvm::formatv("link {0} -> {1}", s, s + 1));
+        name(numStages + 2 * s + 1, llvm::formatv("link {0} -> {1}", s + 1, s));
+      }
+      for (const SimEvent &event : simulation.events) {
+        const char *kind = "";
+        unsigned tid = event.stage;
+        switch (event.kind) {
+        case SimEvent::Forward:
+          kind = "F";
+          break;
+        case SimEvent::Recompute:
+          kind = "R";
+          break;
+        case SimEvent::Backward:
+          kind = "B";
+          break;
+        case SimEvent::Update:
+          kind = "update";
+          break;
+        case SimEvent::Activation:
+          kind = "activations ";
+          tid = numStages + 2 * event.stage;
+          break;
+        case SimEvent::Gradient:
+          kind = "gradients ";
+          tid = numStages + 2 * (event.stage - 1) + 1;
+          break;
+        }
+        bool update = event.kind == SimEvent::Update;
+        json.object([&] {
+          json.attribute(
+              "name",
+              update ? std::string(kind)
+                     : llvm::formatv("{0}{1}", kind, event.microbatch).str());
+          json.attribute("cat", event.kind >= SimEvent::Activation ? "transfer"
+                                                                   : "compute");
+          json.attribute("ph", "X");
+          json.attribute("pid", 0);
+          json.attribute("tid", tid);
+          json.attribute("ts", event.startMs * 1e3);
+          json.attribute("dur", (event.endMs - event.startMs) * 1e3);
+          json.attributeObject("args", [&] {
+            if (!update)
+              json.attribute("microbatch", event.microbatch);
+          });
+        });
+      }
+    });
+  });
+  os << "\n";
 }

@@ -429,6 +429,25 @@ static int compileProgram(std::unique_ptr<llvm::MemoryBuffer> input,
                    << " is an optimizer option; it needs --train\n";
       return 1;
     }
+  if (!train && schedule.getNumOccurrences()) {
+    llvm::errs() << "error: --schedule orders the forward and backward "
+                    "passes of training; it needs --train\n";
+    return 1;
+  }
+  if (!train && recompute.getNumOccurrences()) {
+    llvm::errs() << "error: --recompute trades stashed activations for "
+                    "time in the backward pass; it needs --train\n";
+    return 1;
+  }
+  if (stages.getNumOccurrences() && stages < 1) {
+    llvm::errs() << "error: --stages must be at least 1 (without it, the "
+                    "planner chooses)\n";
+    return 1;
+  }
+  if (timelinePath.getNumOccurrences() && timelinePath.empty()) {
+    llvm::errs() << "error: --timeline needs a file name\n";
+    return 1;
+  }
   if (exactLayers < 2) {
     llvm::errs() << "error: --plan-exact-layers must be at least 2\n";
     return 1;
