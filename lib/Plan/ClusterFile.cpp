@@ -20,6 +20,7 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Regex.h"
 
 #include <algorithm>
 #include <cmath>
@@ -76,10 +77,18 @@ static JsonShape scanJson(llvm::StringRef text) {
       Container *top = open.empty() ? nullptr : &open.back();
       if (top && top->object && top->expectKey) {
         top->expectKey = false;
-        llvm::StringRef key = text.slice(start, i);
+        // Keys are compared as JSON reads them: "n\u0061me" is "name".
+        std::string key = text.slice(start, i).str();
+        if (llvm::StringRef(key).contains('\\')) {
+          if (llvm::Expected<llvm::json::Value> decoded =
+                  llvm::json::parse(text.slice(start - 1, i + 1)))
+            key = decoded->getAsString().value_or(key).str();
+          else
+            llvm::consumeError(decoded.takeError());
+        }
         if (!top->keys.insert(key).second && !shape.repeatedKey) {
           shape.repeatedKey = start - 1;
-          shape.key = key.str();
+          shape.key = key;
         }
       }
     } else if (c == '{' || c == '[') {
@@ -293,13 +302,13 @@ llvm::Expected<Device> DeviceReader::read() {
     return fail("a cpu device needs \"memory_gb\"");
 
   if (const llvm::json::Value *value = object.get("compute_capability")) {
+    // Major and minor version, and a feature suffix: "8.0", "9.0a".
+    static const llvm::Regex capability("^[1-9][0-9]?\\.[0-9][a-z]?$");
     std::optional<llvm::StringRef> text = value->getAsString();
-    int major = 0, minor = 0;
-    if (!text || sscanf(text->str().c_str(), "%d.%d", &major, &minor) != 2 ||
-        major < 1 || minor < 0 || device.spec.isCPU())
-      return fail("'compute_capability' must be a string like \"8.0\", and "
-                  "only on a GPU");
-    device.spec.computeCapability = llvm::formatv("{0}.{1}", major, minor);
+    if (!text || !capability.match(*text) || device.spec.isCPU())
+      return fail("'compute_capability' must be a string like \"8.0\" or "
+                  "\"9.0a\", and only on a GPU");
+    device.spec.computeCapability = text->str();
   }
   if (const llvm::json::Value *value = object.get("peak_tflops")) {
     const llvm::json::Object *peaks = value->getAsObject();

@@ -64,13 +64,16 @@ OpCost mlir::pipe::estimateOpCost(Operation *op) {
       })
       .Case([&](ConvOp o) {
         auto w = cast<RankedTensorType>(o.getWeight().getType());
-        int64_t perOutput = w.getNumElements() / w.getDimSize(0);
+        // No output channels, no work (and no division by zero).
+        int64_t perOutput =
+            w.getDimSize(0) ? w.getNumElements() / w.getDimSize(0) : 0;
         cost.flops = product({2, elements(o.getResult()), perOutput});
         cost.contraction = true;
       })
       .Case([&](ConvTransposeOp o) {
         auto w = cast<RankedTensorType>(o.getWeight().getType());
-        int64_t perInput = w.getNumElements() / w.getDimSize(0);
+        int64_t perInput =
+            w.getDimSize(0) ? w.getNumElements() / w.getDimSize(0) : 0;
         cost.flops = product({2, elements(o.getInput()), perInput});
         cost.contraction = true;
       })

@@ -163,8 +163,9 @@ std::string DeviceSpec::arch() const {
 }
 
 bool mlir::pipe::sameSpec(const DeviceSpec &a, const DeviceSpec &b) {
-  return a.kind == b.kind && a.peak.fp32 == b.peak.fp32 &&
-         a.peak.tf32 == b.peak.tf32 && a.peak.bf16 == b.peak.bf16 &&
-         a.peak.fp16 == b.peak.fp16 && a.memoryGB == b.memoryGB &&
+  return a.kind == b.kind && a.computeCapability == b.computeCapability &&
+         a.peak.fp32 == b.peak.fp32 && a.peak.tf32 == b.peak.tf32 &&
+         a.peak.bf16 == b.peak.bf16 && a.peak.fp16 == b.peak.fp16 &&
+         a.memoryGB == b.memoryGB &&
          a.memoryBandwidthGBps == b.memoryBandwidthGBps && a.cores == b.cores;
 }

@@ -97,20 +97,23 @@ llvm::Expected<PlanResult> mlir::pipe::planModule(ModuleOp module,
           "' is the model's last node; there is nothing to cut after it");
     options.cutAfter.push_back(*found);
   }
-  // Node names in program order: --device-order pairs with them stage by
-  // stage, so an order the user did not mean is an error, not a guess.
+  // Node names in program order. With --device-order, which pairs with
+  // them stage by stage, another order is an error, not a guess.
   for (auto [i, cut] : llvm::enumerate(options.cutAfter))
     if (llvm::is_contained(ArrayRef(options.cutAfter).take_front(i), cut))
       return llvm::createStringError("--cut-after: node '" +
                                      result.graph.layers[cut].name +
                                      "' is given twice");
+  if (request.deviceOrder.empty())
+    llvm::sort(options.cutAfter);
   for (unsigned i = 1; i < options.cutAfter.size(); ++i) {
     unsigned before = options.cutAfter[i - 1], cut = options.cutAfter[i];
     if (cut < before)
       return llvm::createStringError(
           "--cut-after: '" + result.graph.layers[cut].name +
           "' comes before '" + result.graph.layers[before].name +
-          "' in the model; give the cut points in the model's order");
+          "' in the model; with --device-order, give the cut points in the "
+          "model's order");
   }
   for (const std::string &name : request.deviceOrder) {
     std::optional<unsigned> device = result.cluster.find(name);
@@ -318,28 +321,23 @@ void mlir::pipe::printPlanTable(const PlanResult &result,
 }
 
 namespace {
-/// A file written to a temporary name next to its place, and renamed there
-/// once every output is written: a run that fails leaves nothing behind.
+/// A file written to a temporary file of a unique name next to its place,
+/// and renamed there once every output is written: a run that fails leaves
+/// nothing behind.
 class PendingFile {
 public:
-  explicit PendingFile(llvm::StringRef path)
-      : path(path.str()),
-        temporary((path + ".tmp." + llvm::Twine(::getpid())).str()) {}
+  explicit PendingFile(llvm::StringRef path) : path(path.str()) {}
   ~PendingFile() { discard(); }
-
-  /// Removes the temporary file, if it is still there.
-  void discard() {
-    if (!committed)
-      llvm::sys::fs::remove(temporary);
-    committed = true;
-  }
 
   /// Writes the temporary file with `write`.
   llvm::Error write(llvm::function_ref<void(llvm::raw_ostream &)> write) {
-    std::error_code error;
-    llvm::raw_fd_ostream os(temporary, error);
-    if (error)
+    int fd;
+    llvm::SmallString<256> name;
+    if (std::error_code error =
+            llvm::sys::fs::createUniqueFile(path + ".tmp-%%%%%%%%", fd, name))
       return failure(error);
+    temporary = name.str().str();
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
     write(os);
     os.close();
     if (os.has_error())
@@ -350,8 +348,14 @@ public:
   llvm::Error commit() {
     if (std::error_code error = llvm::sys::fs::rename(temporary, path))
       return failure(error);
-    committed = true;
+    temporary.clear();
     return llvm::Error::success();
+  }
+  /// Removes the temporary file, if there is one.
+  void discard() {
+    if (!temporary.empty())
+      llvm::sys::fs::remove(temporary);
+    temporary.clear();
   }
 
 private:
@@ -361,16 +365,20 @@ private:
   }
 
   std::string path, temporary;
-  bool committed = false;
 };
 } // namespace
 
-/// `path` made absolute, without "." and "..".
-static std::string normalPath(llvm::StringRef path) {
-  llvm::SmallString<256> normal(path);
-  llvm::sys::fs::make_absolute(normal);
-  llvm::sys::path::remove_dots(normal, /*remove_dot_dot=*/true);
-  return normal.str().str();
+/// The real path of `path`'s folder, followed by its file name: the same
+/// for two paths of one file through links or "..".
+static std::string realFilePath(llvm::StringRef path) {
+  llvm::SmallString<256> folder(llvm::sys::path::parent_path(path));
+  if (folder.empty())
+    folder = ".";
+  llvm::SmallString<256> real;
+  if (llvm::sys::fs::real_path(folder, real))
+    return path.str();
+  llvm::sys::path::append(real, llvm::sys::path::filename(path));
+  return real.str().str();
 }
 
 llvm::Error mlir::pipe::emitPlan(ModuleOp module, const PlanRequest &request,
@@ -379,53 +387,69 @@ llvm::Error mlir::pipe::emitPlan(ModuleOp module, const PlanRequest &request,
   if (outDir.empty() || outDir == "-")
     return llvm::createStringError(
         "--emit=plan needs an output folder: -o OUT");
+  std::string planPath = (outDir + "/plan.json").str();
   if (llvm::sys::fs::exists(outDir)) {
     if (!llvm::sys::fs::is_directory(outDir))
       return llvm::createStringError("'" + outDir + "' is not a folder");
     std::error_code error;
     llvm::sys::fs::directory_iterator it(outDir, error), end;
-    if (!error && it != end && !llvm::sys::fs::exists(outDir + "/plan.json"))
+    if (!error && it != end && !llvm::sys::fs::is_regular_file(planPath))
       return llvm::createStringError(
           "'" + outDir +
           "' exists and is not a pipe output folder; refusing to overwrite it");
   }
-  std::string planPath = (outDir + "/plan.json").str();
   bool trace = !request.timelinePath.empty();
-  if (trace && normalPath(request.timelinePath) == normalPath(planPath))
-    return llvm::createStringError(
-        "--timeline '" + request.timelinePath +
-        "' is the plan.json the plan goes to; write the trace elsewhere");
+  if (trace && llvm::sys::fs::is_directory(request.timelinePath))
+    return llvm::createStringError("--timeline '" + request.timelinePath +
+                                   "' is a folder");
   llvm::Expected<PlanResult> result = planModule(module, request);
   if (!result)
     return result.takeError();
 
-  // The trace first: its folder may not take it, and then the output
-  // folder is not made at all.
-  PendingFile timeline(request.timelinePath);
-  if (trace)
-    if (llvm::Error error = timeline.write([&](llvm::raw_ostream &os) {
+  // The folders this run makes, deepest last, to remove if it fails.
+  llvm::SmallVector<std::string> made;
+  for (llvm::SmallString<256> folder(outDir);
+       !folder.empty() && !llvm::sys::fs::exists(folder);
+       llvm::sys::path::remove_filename(folder))
+    made.push_back(folder.str().str());
+  std::reverse(made.begin(), made.end());
+  std::optional<PendingFile> timeline, plan;
+  auto fail = [&](llvm::Error error) {
+    for (std::optional<PendingFile> *file : {&timeline, &plan})
+      if (*file)
+        (*file)->discard();
+    for (const std::string &folder : llvm::reverse(made))
+      llvm::sys::fs::remove(folder);
+    return error;
+  };
+  if (std::error_code error = llvm::sys::fs::create_directories(outDir))
+    return fail(llvm::createStringError("cannot create '" + outDir +
+                                        "': " + error.message()));
+  // Now that the folder exists, its links resolve.
+  if (trace && realFilePath(request.timelinePath) == realFilePath(planPath))
+    return fail(llvm::createStringError(
+        "--timeline '" + request.timelinePath +
+        "' is the plan.json the plan goes to; write the trace elsewhere"));
+
+  if (trace) {
+    timeline.emplace(request.timelinePath);
+    if (llvm::Error error = timeline->write([&](llvm::raw_ostream &os) {
           writeChromeTrace(result->cluster, result->plan.stages,
                            result->simulation, os);
         }))
-      return error;
-  bool created = !llvm::sys::fs::exists(outDir);
-  if (std::error_code error = llvm::sys::fs::create_directories(outDir))
-    return llvm::createStringError("cannot create '" + outDir +
-                                   "': " + error.message());
-  PendingFile plan(planPath);
-  llvm::Error written = plan.write([&](llvm::raw_ostream &os) {
-    writePlanJSON(*result, request.options, os);
-  });
-  if (!written && trace)
-    written = timeline.commit();
-  if (!written)
-    written = plan.commit();
-  if (written) {
-    plan.discard();
-    if (created)
-      llvm::sys::fs::remove(outDir);
-    return written;
+      return fail(std::move(error));
   }
+  plan.emplace(planPath);
+  if (llvm::Error error = plan->write([&](llvm::raw_ostream &os) {
+        writePlanJSON(*result, request.options, os);
+      }))
+    return fail(std::move(error));
+  // plan.json last: a folder with it is a finished output.
+  if (timeline)
+    if (llvm::Error error = timeline->commit())
+      return fail(std::move(error));
+  if (llvm::Error error = plan->commit())
+    return fail(std::move(error));
   printPlanTable(*result, request.options, table);
   return llvm::Error::success();
 }

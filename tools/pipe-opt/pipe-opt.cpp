@@ -429,12 +429,12 @@ static int compileProgram(std::unique_ptr<llvm::MemoryBuffer> input,
                    << " is an optimizer option; it needs --train\n";
       return 1;
     }
-  if (!train && schedule.getNumOccurrences()) {
+  if (!train && schedule != pipe::Schedule::OneFOneB) {
     llvm::errs() << "error: --schedule orders the forward and backward "
                     "passes of training; it needs --train\n";
     return 1;
   }
-  if (!train && recompute.getNumOccurrences()) {
+  if (!train && recompute != RecomputeChoice::Auto) {
     llvm::errs() << "error: --recompute trades stashed activations for "
                     "time in the backward pass; it needs --train\n";
     return 1;

@@ -178,6 +178,11 @@ TEST(ClusterFile, RepeatedKeysAreErrors) {
                         "devices": [{"name": "b", "kind": "T4"}]})")
                 .find("key 'devices' appears twice"),
             std::string::npos);
+  // Keys compare as JSON reads them.
+  EXPECT_NE(errorOf(R"({"devices": [{"name": "a0", "kind": "T4",
+                                     "n\u0061me": "zz"}]})")
+                .find("key 'name' appears twice"),
+            std::string::npos);
   // The same key in different objects, or as a value, is fine.
   llvm::Expected<Cluster> cluster = parseCluster(
       R"({"devices": [{"name": "name", "kind": "T4", "host": "kind"},
@@ -208,6 +213,20 @@ TEST(ClusterFile, FieldsOfTheWrongTypeAreErrors) {
   EXPECT_NE(errorOf(R"({"devices": [{"name": "a", "kind": "T4", "cores": 8}]})")
                 .find("'cores' is a CPU's; 'T4' is a GPU"),
             std::string::npos);
+  for (const char *capability : {"8.05", "8.0junk", "8", "0.9", "8.0A"})
+    EXPECT_NE(errorOf(std::string(R"({"devices": [{"name": "a", "kind": "T4",
+                                       "compute_capability": ")") +
+                      capability + "\"}]}")
+                  .find("'compute_capability' must be a string like \"8.0\" "
+                        "or \"9.0a\", and only on a GPU"),
+              std::string::npos)
+        << capability;
+  llvm::Expected<Cluster> hopper = parseCluster(
+      R"({"devices": [{"name": "h", "kind": "H100-SXM",
+                       "compute_capability": "9.0a"}]})",
+      "cluster.json");
+  ASSERT_TRUE(static_cast<bool>(hopper)) << llvm::toString(hopper.takeError());
+  EXPECT_EQ(hopper->devices[0].spec.arch(), "sm_90a");
   EXPECT_NE(errorOf(R"({"devices": [{"name": "c", "kind": "cpu", "cores": 2.5,
                                "memory_gb": 8}]})")
                 .find("'cores' must be a whole number from 1 to 1000000"),

@@ -55,7 +55,7 @@ struct DeviceSpec {
 };
 
 /// Whether two devices have the same numbers (after overrides), and so
-/// the same cost for every op.
+/// the same cost for every op, and the same compute capability.
 bool sameSpec(const DeviceSpec &a, const DeviceSpec &b);
 
 /// Every kind of the catalog: H200, H100-SXM, H100-PCIe, A100-80GB,
