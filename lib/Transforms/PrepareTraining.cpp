@@ -162,6 +162,9 @@ struct PrepareTrainingPass
         matchedStatistic(patterns.size(), false);
     unsigned trainable = 0;
     llvm::StringSet<> statistics = batchNormStatistics(module);
+    // What keepOnlyLoss left reads only what feeds the loss.
+    llvm::StringSet<> feedsLoss;
+    module.walk([&](ParamRefOp ref) { feedsLoss.insert(ref.getName()); });
     for (auto parameter : module.getOps<ParameterOp>()) {
       if (!parameter.getTrainable())
         continue;
@@ -184,7 +187,9 @@ struct PrepareTrainingPass
           matched[index] = true;
           frozen = true;
         }
-      if (frozen)
+      // A parameter that no longer feeds the loss gets no gradient, and
+      // PyTorch's optimizers leave such a parameter as it is.
+      if (frozen || !feedsLoss.contains(parameter.getSymName()))
         parameter.setTrainable(false);
       else
         ++trainable;

@@ -21,3 +21,17 @@ func.func @main(%x: tensor<4xf32>) -> (tensor<4xf32> {pipe.name = "y"}) {
   %m = pipe.mul %x, %w : tensor<4xf32>, tensor<4xf32>
   return %m : tensor<4xf32>
 }
+
+// -----
+
+// The only parameter feeds an output that training drops, not the loss.
+// expected-error @+1 {{the model has no trainable parameter left to train}}
+module {
+  pipe.parameter @v : tensor<4x4xf32> trainable
+  func.func @main(%x: tensor<2x4xf32>) -> (tensor<2x4xf32> {pipe.name = "h"}, tensor<f32> {pipe.name = "loss"}) {
+    %v = pipe.param_ref @v : tensor<4x4xf32>
+    %h = pipe.matmul %x, %v : tensor<2x4xf32>, tensor<4x4xf32>
+    %l = pipe.reduce_mean %x axes [0, 1] : tensor<2x4xf32>
+    return %h, %l : tensor<2x4xf32>, tensor<f32>
+  }
+}
