@@ -22,6 +22,10 @@
 using namespace mlir;
 using namespace mlir::pipe;
 
+/// The newest opset of the default domain whose ops the importers know
+/// (docs/import.md); a newer one may change what an op means.
+static constexpr int64_t kMaxOpset = 21;
+
 /// Constants with more elements than this become resource blobs.
 static constexpr int64_t kMaxInlineElements = 256;
 
@@ -153,6 +157,9 @@ private:
   llvm::StringMap<Value> values;
   llvm::StringMap<const onnx::TensorProto *> initializers;
   llvm::StringSet<> usedNames;
+  /// What defines each value so far: a graph input, an initializer or a
+  /// node, in words.
+  llvm::StringMap<std::string> definedBy;
 };
 } // namespace
 
@@ -298,9 +305,8 @@ Location GraphImporter::nodeLocation(const onnx::NodeProto &node,
   std::string name = node.name().empty()
                          ? node.op_type() + "_" + std::to_string(index)
                          : node.name();
-  return NameLoc::get(
-      builder.getStringAttr(name),
-      NameLoc::get(builder.getStringAttr(node.op_type())));
+  return NameLoc::get(builder.getStringAttr(name),
+                      NameLoc::get(builder.getStringAttr(node.op_type())));
 }
 
 LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
@@ -351,8 +357,18 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
                : importer->maxOutputs == ~0u
                    ? " or more"
                    : " to " + std::to_string(importer->maxOutputs));
+  // Every value has one definition (the checker's rule, which it does not
+  // enforce past the opsets it knows).
+  for (const std::string &name : node.output())
+    if (!name.empty() && definedBy.count(name))
+      return nodeContext.emitError()
+             << "writes '" << name << "', which " << definedBy.lookup(name)
+             << " defines already";
   if (failed(importer->handler(nodeContext)) || nodeContext.badAttribute)
     return failure();
+  for (const std::string &name : node.output())
+    if (!name.empty())
+      definedBy[name] = "node '" + cast<NameLoc>(loc).getName().str() + "'";
   for (auto [i, name] : llvm::enumerate(node.output())) {
     if (name.empty())
       continue;
@@ -380,9 +396,30 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
     emitError() << "the model imports no opset of the default ONNX domain";
     return {};
   }
+  if (opset > kMaxOpset) {
+    emitError() << "the model imports opset " << opset
+                << " of the default ONNX domain; pipe reads opsets up to "
+                << kMaxOpset;
+    return {};
+  }
 
-  for (const onnx::TensorProto &tensor : graph.initializer())
-    initializers[tensor.name()] = &tensor;
+  for (const onnx::TensorProto &tensor : graph.initializer()) {
+    if (!initializers.try_emplace(tensor.name(), &tensor).second) {
+      emitError() << "two initializers are called '" << tensor.name() << "'";
+      return {};
+    }
+    definedBy[tensor.name()] = "an initializer";
+  }
+  // A graph input may name an initializer (its default value), once.
+  llvm::StringSet<> inputNames;
+  for (const onnx::ValueInfoProto &input : graph.input()) {
+    if (!inputNames.insert(input.name()).second) {
+      emitError() << "two graph inputs are called '" << input.name() << "'";
+      return {};
+    }
+    if (!initializers.count(input.name()))
+      definedBy[input.name()] = "a graph input";
+  }
   if (graph.sparse_initializer_size()) {
     emitError() << "sparse initializers are not supported";
     return {};

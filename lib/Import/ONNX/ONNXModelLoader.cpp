@@ -7,8 +7,10 @@
 #include "onnx/shape_inference/implementation.h"
 
 #include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CrashRecoveryContext.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
@@ -19,6 +21,7 @@ using namespace mlir::pipe;
 static std::string readExternalBytes(const onnx::TensorProto &tensor,
                                      llvm::StringRef modelDir,
                                      std::string *bytes);
+static std::string checkInlineSize(const onnx::TensorProto &tensor);
 
 int64_t mlir::pipe::getDefaultOpset(const onnx::ModelProto &model) {
   for (const onnx::OperatorSetIdProto &opset : model.opset_import())
@@ -101,6 +104,22 @@ std::string mlir::pipe::loadONNXModel(llvm::StringRef path, bool check,
            "(truncated or corrupt file?)";
   if (!model.has_graph())
     return "'" + path.str() + "' is not a valid ONNX model: it has no graph";
+  // One version per domain: which one an op follows would be a guess.
+  llvm::StringSet<> domains;
+  for (const onnx::OperatorSetIdProto &opset : model.opset_import()) {
+    std::string domain = opset.domain() == "ai.onnx" ? "" : opset.domain();
+    if (!domains.insert(domain).second)
+      return std::string("the model imports two opsets of the ") +
+             (domain.empty() ? std::string("default ONNX")
+                             : "'" + domain + "'") +
+             " domain";
+  }
+  // The data of every inline initializer fits its shape; the checker does
+  // not check it, and the planner reads only shapes.
+  for (const onnx::TensorProto &tensor : model.graph().initializer())
+    if (tensor.data_location() != onnx::TensorProto::EXTERNAL)
+      if (std::string error = checkInlineSize(tensor); !error.empty())
+        return error;
   // Check external data ourselves, always: the checker's messages about it
   // are vague, and its in-memory form resolves paths against the working
   // directory. Its path form resolves them against the model's folder.
@@ -155,6 +174,51 @@ static size_t elementSize(int32_t dataType) {
   default:
     return 0;
   }
+}
+
+/// Whether the inline data of `tensor` (raw, or in the typed field
+/// readTensorBytes reads) has as many bytes as its shape needs; types
+/// readTensorBytes does not read are left to the importer.
+static std::string checkInlineSize(const onnx::TensorProto &tensor) {
+  uint64_t size = elementSize(tensor.data_type());
+  if (!size)
+    return "";
+  bool overflow = false;
+  uint64_t needed = size;
+  for (int64_t dim : tensor.dims()) {
+    if (dim < 0)
+      return "initializer '" + tensor.name() + "' has a negative dimension";
+    needed = llvm::SaturatingMultiply(needed, uint64_t(dim), &overflow);
+    if (overflow)
+      return "initializer '" + tensor.name() + "' has a shape past 2^64 bytes";
+  }
+  uint64_t held;
+  if (tensor.has_raw_data()) {
+    held = tensor.raw_data().size();
+  } else {
+    switch (tensor.data_type()) {
+    case onnx::TensorProto::FLOAT:
+      held = uint64_t(tensor.float_data_size()) * 4;
+      break;
+    case onnx::TensorProto::DOUBLE:
+      held = uint64_t(tensor.double_data_size()) * 8;
+      break;
+    case onnx::TensorProto::INT64:
+      held = uint64_t(tensor.int64_data_size()) * 8;
+      break;
+    case onnx::TensorProto::UINT64:
+    case onnx::TensorProto::UINT32:
+      held = uint64_t(tensor.uint64_data_size()) * size;
+      break;
+    default:
+      held = uint64_t(tensor.int32_data_size()) * size;
+      break;
+    }
+  }
+  if (held != needed)
+    return "initializer '" + tensor.name() + "' holds " + std::to_string(held) +
+           " bytes of data, its shape needs " + std::to_string(needed);
+  return "";
 }
 
 template <typename T, typename Field>

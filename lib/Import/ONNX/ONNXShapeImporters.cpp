@@ -10,6 +10,7 @@
 #include "ONNXModelLoader.h"
 
 #include "mlir/IR/Verifier.h"
+#include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
 #include <cmath>
@@ -515,6 +516,9 @@ static LogicalResult importConstantOfShape(NodeContext &ctx) {
   return success();
 }
 
+/// The most elements a Range may have: 16 Mi, 64 MiB of floats.
+static constexpr int64_t kMaxRangeElements = int64_t(1) << 24;
+
 static LogicalResult importRange(NodeContext &ctx) {
   DenseElementsAttr start = ctx.constantInput(0), limit = ctx.constantInput(1),
                     delta = ctx.constantInput(2);
@@ -529,10 +533,18 @@ static LogicalResult importRange(NodeContext &ctx) {
         (*attr.getValues<APInt>().begin()).getSExtValue());
   };
   double s = scalar(start), l = scalar(limit), d = scalar(delta);
+  if (!std::isfinite(s) || !std::isfinite(l) || !std::isfinite(d))
+    return ctx.emitError() << "start, limit and delta must be finite";
   if (d == 0)
     return ctx.emitError() << "delta is zero";
-  int64_t count =
-      std::max<int64_t>(0, static_cast<int64_t>(std::ceil((l - s) / d)));
+  // The range becomes a constant: one of more elements than this is
+  // almost surely a mistake, and would take gigabytes to build.
+  double elements = std::max(0.0, std::ceil((l - s) / d));
+  if (elements > kMaxRangeElements)
+    return ctx.emitError() << "has " << llvm::formatv("{0:e2}", elements)
+                           << " elements; pipe folds ranges of up to "
+                           << kMaxRangeElements << " into constants";
+  int64_t count = static_cast<int64_t>(elements);
   auto type = RankedTensorType::get({count}, element);
   if (auto floatType = dyn_cast<FloatType>(element)) {
     SmallVector<APFloat> values;
