@@ -124,6 +124,9 @@ static LogicalResult importWhere(NodeContext &ctx) {
 static LogicalResult importDropout(NodeContext &ctx) {
   if (ctx.outputUsed(1))
     return ctx.emitError() << "the mask output is not supported";
+  // A seed picks which elements drop, not how many: pipe's random stream
+  // is its own.
+  (void)ctx.attribute("seed");
   float ratio = 0.5f;
   bool training = false;
   if (ctx.opset < 12) {

@@ -366,6 +366,14 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
              << " defines already";
   if (failed(importer->handler(nodeContext)) || nodeContext.badAttribute)
     return failure();
+  // An attribute the importer never read would be ignored, and the node
+  // would mean something else (past opset 17 the checker does not catch
+  // an attribute the op does not have).
+  for (const onnx::AttributeProto &attr : node.attribute())
+    if (!nodeContext.askedFor.contains(attr.name()))
+      return nodeContext.emitError() << "has attribute '" << attr.name()
+                                     << "', which pipe does not read for "
+                                     << node.op_type() << " at opset " << opset;
   for (const std::string &name : node.output())
     if (!name.empty())
       definedBy[name] = "node '" + cast<NameLoc>(loc).getName().str() + "'";

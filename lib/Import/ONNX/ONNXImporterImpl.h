@@ -62,6 +62,9 @@ public:
                  onnx::AttributeProto::AttributeType type) const;
   /// Whether an attribute had the wrong type (already reported).
   mutable bool badAttribute = false;
+  /// The attributes the op's importer asked for: one it never asks for
+  /// would be ignored.
+  mutable llvm::StringSet<> askedFor;
   int64_t getInt(StringRef name, int64_t defaultValue) const;
   float getFloat(StringRef name, float defaultValue) const;
   std::string getString(StringRef name, StringRef defaultValue) const;

@@ -63,6 +63,9 @@ static LogicalResult importConvTranspose(NodeContext &ctx) {
     return ctx.emitError() << "input and weight must have the same rank, at "
                               "least 3";
   size_t n = input.getRank() - 2;
+  if (auto given = ctx.getInts("kernel_shape");
+      given && *given != weight.getShape().drop_front(2))
+    return ctx.emitError() << "kernel_shape does not match the weight";
   auto strides = intsOr(ctx, "strides", n, 1);
   auto dilations = intsOr(ctx, "dilations", n, 1);
   auto outputPadding = intsOr(ctx, "output_padding", n, 0);

@@ -26,6 +26,7 @@ InFlightDiagnostic NodeContext::emitError() const {
 }
 
 const onnx::AttributeProto *NodeContext::attribute(StringRef name) const {
+  askedFor.insert(name);
   for (const onnx::AttributeProto &attr : node.attribute())
     if (attr.name() == name)
       return &attr;
