@@ -90,15 +90,18 @@ llvm::Expected<LayerGraph> mlir::pipe::buildLayerGraph(func::FuncOp func) {
   };
 
   for (BlockArgument arg : func.getArguments()) {
-    llvm::Expected<std::optional<int64_t>> bytes = count(arg.getType(), [&] {
-      return ("graph input " + llvm::Twine(arg.getArgNumber())).str();
-    });
+    // By its ONNX name where it has one.
+    std::string input = "graph input " + std::to_string(arg.getArgNumber());
+    if (auto name =
+            func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "pipe.name"))
+      input = "graph input '" + name.str() + "'";
+    llvm::Expected<std::optional<int64_t>> bytes =
+        count(arg.getType(), [&] { return input; });
     if (!bytes)
       return bytes.takeError();
     if (!*bytes)
       return llvm::createStringError(
-          "graph input " + llvm::Twine(arg.getArgNumber()) +
-          " has no static shape; give one with --input-shape");
+          input + " has no static shape; give one with --input-shape");
     valueIds[arg] = graph.values.size();
     graph.values.push_back({**bytes, -1});
   }
