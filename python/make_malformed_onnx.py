@@ -18,6 +18,8 @@ writes OUTDIR/CASE.onnx for each case:
   two-opsets      opsets 13 and 17 of the default domain
   range-huge      Range(0, 2^34, 1): 17 G elements to fold into a constant
   range-inf       Range(0, inf, 1)
+  synthetic-name  not malformed: an unnamed MatMul (named MatMul_0 for
+                  diagnostics) before a Relu the model calls MatMul_0
 
 Uses only onnx.helper of ONNX 1.12 (Debian's python3-onnx).
 """
@@ -91,6 +93,10 @@ def main(argv):
                             [tensor("y", [2])], opsets=[13, 17]),
         "range-huge": range_model(2 ** 34, TensorProto.INT64),
         "range-inf": range_model(float("inf")),
+        "synthetic-name": model(
+            [helper.make_node("MatMul", ["x", "x"], ["a"]),
+             relu("a", "y", "MatMul_0")],
+            [tensor("x", [2, 2])], [tensor("y", [2, 2])], opset=13),
     }
     for name, m in cases.items():
         onnx.save(m, os.path.join(out, name + ".onnx"))

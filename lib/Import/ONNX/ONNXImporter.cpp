@@ -160,6 +160,8 @@ private:
   /// What defines each value so far: a graph input, an initializer or a
   /// node, in words.
   llvm::StringMap<std::string> definedBy;
+  /// The names the model gives its nodes.
+  llvm::StringSet<> nodeNames;
 };
 } // namespace
 
@@ -302,9 +304,13 @@ DenseElementsAttr GraphImporter::resolveConstant(Value value) {
 /// instead of the names, and every diagnostic must name the node.
 Location GraphImporter::nodeLocation(const onnx::NodeProto &node,
                                      unsigned index) {
-  std::string name = node.name().empty()
-                         ? node.op_type() + "_" + std::to_string(index)
-                         : node.name();
+  std::string name = node.name();
+  if (name.empty()) {
+    // Named after its op type and place, unlike every named node.
+    name = node.op_type() + "_" + std::to_string(index);
+    while (nodeNames.contains(name))
+      name += "_";
+  }
   return NameLoc::get(builder.getStringAttr(name),
                       NameLoc::get(builder.getStringAttr(node.op_type())));
 }
@@ -432,9 +438,12 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
     emitError() << "sparse initializers are not supported";
     return {};
   }
-  for (const onnx::NodeProto &node : graph.node())
+  for (const onnx::NodeProto &node : graph.node()) {
+    if (!node.name().empty())
+      nodeNames.insert(node.name());
     for (const std::string &name : node.input())
       usedNames.insert(name);
+  }
   for (const onnx::ValueInfoProto &output : graph.output())
     usedNames.insert(output.name());
 
