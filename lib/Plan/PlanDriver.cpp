@@ -320,53 +320,30 @@ void mlir::pipe::printPlanTable(const PlanResult &result,
       result.plannerSeconds);
 }
 
-namespace {
-/// A file written to a temporary file of a unique name next to its place,
-/// and renamed there once every output is written: a run that fails leaves
-/// nothing behind.
-class PendingFile {
-public:
-  explicit PendingFile(llvm::StringRef path) : path(path.str()) {}
-  ~PendingFile() { discard(); }
-
-  /// Writes the temporary file with `write`.
-  llvm::Error write(llvm::function_ref<void(llvm::raw_ostream &)> write) {
-    int fd;
-    llvm::SmallString<256> name;
-    if (std::error_code error =
-            llvm::sys::fs::createUniqueFile(path + ".tmp-%%%%%%%%", fd, name))
-      return failure(error);
-    temporary = name.str().str();
-    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
-    write(os);
-    os.close();
-    if (os.has_error())
-      return failure(os.error());
-    return llvm::Error::success();
+/// Writes a temporary file of a unique name next to `path` with `write`
+/// (llvm::sys::fs::TempFile: removed on a crash or a signal too), for the
+/// caller to keep under `path` once every output is written, or discard.
+static llvm::Expected<llvm::sys::fs::TempFile>
+writeTemporary(llvm::StringRef path,
+               llvm::function_ref<void(llvm::raw_ostream &)> write) {
+  auto failure = [&](const llvm::Twine &message) {
+    return llvm::createStringError("cannot write '" + path + "': " + message);
+  };
+  llvm::Expected<llvm::sys::fs::TempFile> file =
+      llvm::sys::fs::TempFile::create(path + ".tmp-%%%%%%%%");
+  if (!file)
+    return failure(llvm::toString(file.takeError()));
+  llvm::raw_fd_ostream os(file->FD, /*shouldClose=*/false);
+  write(os);
+  os.flush();
+  if (os.has_error()) {
+    std::error_code error = os.error();
+    os.clear_error();
+    llvm::consumeError(file->discard());
+    return failure(error.message());
   }
-  /// Renames the temporary file to its place.
-  llvm::Error commit() {
-    if (std::error_code error = llvm::sys::fs::rename(temporary, path))
-      return failure(error);
-    temporary.clear();
-    return llvm::Error::success();
-  }
-  /// Removes the temporary file, if there is one.
-  void discard() {
-    if (!temporary.empty())
-      llvm::sys::fs::remove(temporary);
-    temporary.clear();
-  }
-
-private:
-  llvm::Error failure(std::error_code error) const {
-    return llvm::createStringError("cannot write '" + path +
-                                   "': " + error.message());
-  }
-
-  std::string path, temporary;
-};
-} // namespace
+  return file;
+}
 
 /// The real path of `path`'s folder, followed by its file name: the same
 /// for two paths of one file through links or "..".
@@ -406,21 +383,26 @@ llvm::Error mlir::pipe::emitPlan(ModuleOp module, const PlanRequest &request,
   if (!result)
     return result.takeError();
 
-  // The folders this run makes, deepest last, to remove if it fails.
+  // The folders this run makes, deepest first, to remove if it fails.
   llvm::SmallVector<std::string> made;
   for (llvm::SmallString<256> folder(outDir);
        !folder.empty() && !llvm::sys::fs::exists(folder);
        llvm::sys::path::remove_filename(folder))
     made.push_back(folder.str().str());
-  std::reverse(made.begin(), made.end());
-  std::optional<PendingFile> timeline, plan;
+  std::optional<llvm::sys::fs::TempFile> timeline, plan;
   auto fail = [&](llvm::Error error) {
-    for (std::optional<PendingFile> *file : {&timeline, &plan})
-      if (*file)
-        (*file)->discard();
-    for (const std::string &folder : llvm::reverse(made))
+    for (std::optional<llvm::sys::fs::TempFile> *file : {&timeline, &plan})
+      if (*file && !(*file)->TmpName.empty())
+        llvm::consumeError((*file)->discard());
+    for (const std::string &folder : made)
       llvm::sys::fs::remove(folder);
     return error;
+  };
+  auto keep = [&](llvm::sys::fs::TempFile &file, llvm::StringRef path) {
+    return llvm::handleErrors(file.keep(path), [&](const llvm::ECError &e) {
+      return llvm::createStringError("cannot write '" + path +
+                                     "': " + e.convertToErrorCode().message());
+    });
   };
   if (std::error_code error = llvm::sys::fs::create_directories(outDir))
     return fail(llvm::createStringError("cannot create '" + outDir +
@@ -432,23 +414,27 @@ llvm::Error mlir::pipe::emitPlan(ModuleOp module, const PlanRequest &request,
         "' is the plan.json the plan goes to; write the trace elsewhere"));
 
   if (trace) {
-    timeline.emplace(request.timelinePath);
-    if (llvm::Error error = timeline->write([&](llvm::raw_ostream &os) {
+    llvm::Expected<llvm::sys::fs::TempFile> file =
+        writeTemporary(request.timelinePath, [&](llvm::raw_ostream &os) {
           writeChromeTrace(result->cluster, result->plan.stages,
                            result->simulation, os);
-        }))
-      return fail(std::move(error));
+        });
+    if (!file)
+      return fail(file.takeError());
+    timeline.emplace(std::move(*file));
   }
-  plan.emplace(planPath);
-  if (llvm::Error error = plan->write([&](llvm::raw_ostream &os) {
+  llvm::Expected<llvm::sys::fs::TempFile> file =
+      writeTemporary(planPath, [&](llvm::raw_ostream &os) {
         writePlanJSON(*result, request.options, os);
-      }))
-    return fail(std::move(error));
+      });
+  if (!file)
+    return fail(file.takeError());
+  plan.emplace(std::move(*file));
   // plan.json last: a folder with it is a finished output.
   if (timeline)
-    if (llvm::Error error = timeline->commit())
+    if (llvm::Error error = keep(*timeline, request.timelinePath))
       return fail(std::move(error));
-  if (llvm::Error error = plan->commit())
+  if (llvm::Error error = keep(*plan, planPath))
     return fail(std::move(error));
   printPlanTable(*result, request.options, table);
   return llvm::Error::success();
