@@ -17,7 +17,6 @@
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
-#include "llvm/Support/CheckedArithmetic.h"
 
 #include <algorithm>
 
@@ -45,22 +44,6 @@ static std::string describe(Operation *op) {
 static constexpr int64_t kMaxModelBytes = int64_t(1) << 46;
 static constexpr int64_t kMaxModelFlops = int64_t(1) << 60;
 
-/// The bytes of a static tensor type, as tensorBytes counts them, unless
-/// the count passes kMaxModelBytes.
-static std::optional<int64_t> countedBytes(RankedTensorType type) {
-  Type element = type.getElementType();
-  unsigned bits = element.isIntOrFloat()
-                      ? std::max(8u, element.getIntOrFloatBitWidth())
-                      : 8;
-  std::optional<int64_t> bytes = (bits + 7) / 8;
-  for (int64_t dim : type.getShape())
-    if (!(bytes = llvm::checkedMul(*bytes, dim)))
-      return std::nullopt;
-  if (*bytes > kMaxModelBytes)
-    return std::nullopt;
-  return bytes;
-}
-
 llvm::Expected<LayerGraph> mlir::pipe::buildLayerGraph(func::FuncOp func) {
   LayerGraph graph;
   auto module = func->getParentOfType<ModuleOp>();
@@ -79,8 +62,9 @@ llvm::Expected<LayerGraph> mlir::pipe::buildLayerGraph(func::FuncOp func) {
     auto tensor = dyn_cast<RankedTensorType>(type);
     if (!tensor || !tensor.hasStaticShape())
       return std::nullopt;
-    std::optional<int64_t> bytes = countedBytes(tensor);
-    if (!bytes || (modelBytes += *bytes) > kMaxModelBytes) {
+    std::optional<int64_t> bytes = checkedTensorBytes(tensor);
+    if (!bytes || *bytes > kMaxModelBytes ||
+        (modelBytes += *bytes) > kMaxModelBytes) {
       std::string text;
       llvm::raw_string_ostream os(text);
       os << what() << " (" << type << ")";

@@ -176,6 +176,22 @@ static size_t elementSize(int32_t dataType) {
   }
 }
 
+/// The bytes `tensor`'s shape needs at `size` bytes an element; none for a
+/// negative dimension or a count past 2^64.
+static std::optional<uint64_t> neededBytes(const onnx::TensorProto &tensor,
+                                           uint64_t size) {
+  bool overflow = false;
+  uint64_t needed = size;
+  for (int64_t dim : tensor.dims()) {
+    if (dim < 0)
+      return std::nullopt;
+    needed = llvm::SaturatingMultiply(needed, uint64_t(dim), &overflow);
+    if (overflow)
+      return std::nullopt;
+  }
+  return needed;
+}
+
 /// Whether the inline data of `tensor` (raw, or in the typed field
 /// readTensorBytes reads) has as many bytes as its shape needs; types
 /// readTensorBytes does not read are left to the importer.
@@ -183,15 +199,10 @@ static std::string checkInlineSize(const onnx::TensorProto &tensor) {
   uint64_t size = elementSize(tensor.data_type());
   if (!size)
     return "";
-  bool overflow = false;
-  uint64_t needed = size;
-  for (int64_t dim : tensor.dims()) {
-    if (dim < 0)
-      return "initializer '" + tensor.name() + "' has a negative dimension";
-    needed = llvm::SaturatingMultiply(needed, uint64_t(dim), &overflow);
-    if (overflow)
-      return "initializer '" + tensor.name() + "' has a shape past 2^64 bytes";
-  }
+  std::optional<uint64_t> needed = neededBytes(tensor, size);
+  if (!needed)
+    return "initializer '" + tensor.name() +
+           "' has a negative dimension or a shape past 2^64 bytes";
   uint64_t held;
   if (tensor.has_raw_data()) {
     held = tensor.raw_data().size();
@@ -215,9 +226,9 @@ static std::string checkInlineSize(const onnx::TensorProto &tensor) {
       break;
     }
   }
-  if (held != needed)
+  if (held != *needed)
     return "initializer '" + tensor.name() + "' holds " + std::to_string(held) +
-           " bytes of data, its shape needs " + std::to_string(needed);
+           " bytes of data, its shape needs " + std::to_string(*needed);
   return "";
 }
 
@@ -308,9 +319,10 @@ std::string mlir::pipe::readTensorBytes(const onnx::TensorProto &tensor,
     return "tensor '" + tensor.name() + "' has unsupported data type " +
            onnx::TensorProto::DataType_Name(
                static_cast<onnx::TensorProto::DataType>(tensor.data_type()));
-  uint64_t count = 1;
-  for (int64_t dim : tensor.dims())
-    count *= static_cast<uint64_t>(dim);
+  std::optional<uint64_t> needed = neededBytes(tensor, size);
+  if (!needed)
+    return "tensor '" + tensor.name() +
+           "' has a negative dimension or a shape past 2^64 bytes";
 
   bytes.clear();
   if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
@@ -359,9 +371,9 @@ std::string mlir::pipe::readTensorBytes(const onnx::TensorProto &tensor,
       break;
     }
   }
-  if (bytes.size() != count * size)
+  if (bytes.size() != *needed)
     return "tensor '" + tensor.name() + "' holds " +
            std::to_string(bytes.size()) + " bytes, its shape needs " +
-           std::to_string(count * size);
+           std::to_string(*needed);
   return "";
 }

@@ -2,6 +2,8 @@
 
 #include "pipe/Dialect/Pipe/IR/PipeOps.h"
 
+#include "llvm/Support/CheckedArithmetic.h"
+
 using namespace mlir;
 using namespace mlir::pipe;
 
@@ -38,7 +40,7 @@ std::string mlir::pipe::formatShape(ArrayRef<int64_t> shape) {
   return text;
 }
 
-int64_t mlir::pipe::tensorBytes(Type type) {
+std::optional<int64_t> mlir::pipe::checkedTensorBytes(Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   if (!tensor || !tensor.hasStaticShape())
     return 0;
@@ -46,7 +48,15 @@ int64_t mlir::pipe::tensorBytes(Type type) {
   unsigned bits = element.isIntOrFloat()
                       ? std::max(8u, element.getIntOrFloatBitWidth())
                       : 8;
-  return tensor.getNumElements() * ((bits + 7) / 8);
+  std::optional<int64_t> bytes = (bits + 7) / 8;
+  for (int64_t dim : tensor.getShape())
+    if (!(bytes = llvm::checkedMul(*bytes, dim)))
+      return std::nullopt;
+  return bytes;
+}
+
+int64_t mlir::pipe::tensorBytes(Type type) {
+  return checkedTensorBytes(type).value_or(std::numeric_limits<int64_t>::max());
 }
 
 LogicalResult mlir::pipe::requireStaticShapes(std::optional<Location> loc,

@@ -28,7 +28,10 @@ std::string formatShape(ArrayRef<int64_t> shape);
 
 /// Bytes a statically shaped tensor of `type` takes in memory: one byte per
 /// bool (and per element narrower than a byte); 0 for other types.
+/// INT64_MAX where the count overflows.
 int64_t tensorBytes(Type type);
+/// The same, or nullopt where the count overflows int64_t.
+std::optional<int64_t> checkedTensorBytes(Type type);
 
 /// Fails with an error unless every operand is a statically shaped ranked
 /// tensor. Type inference runs while parsing, before operand constraints
