@@ -165,25 +165,38 @@ private:
 };
 } // namespace
 
+/// One error for every op type without an importer, in order of first use,
+/// each with the nodes that use it (the first three, then how many more).
 LogicalResult GraphImporter::checkSupportedOps() {
-  std::vector<std::string> unsupported;
-  llvm::StringSet<> seen;
-  auto add = [&](std::string name) {
-    if (seen.insert(name).second)
-      unsupported.push_back(std::move(name));
-  };
-  for (const onnx::NodeProto &node : graph.node()) {
+  constexpr size_t kNodesNamed = 3;
+  SmallVector<std::string> unsupported;
+  llvm::StringMap<SmallVector<std::string>> users;
+  for (auto [index, node] : llvm::enumerate(graph.node())) {
     bool defaultDomain = node.domain().empty() || node.domain() == "ai.onnx";
-    if (!defaultDomain)
-      add(node.domain() + "." + node.op_type());
-    else if (!lookupNodeImporter(node.op_type()))
-      add(node.op_type());
+    if (defaultDomain && lookupNodeImporter(node.op_type()))
+      continue;
+    std::string type =
+        defaultDomain ? node.op_type() : node.domain() + "." + node.op_type();
+    auto [it, inserted] = users.try_emplace(type);
+    if (inserted)
+      unsupported.push_back(type);
+    it->second.push_back(
+        cast<NameLoc>(nodeLocation(node, index)).getName().str());
   }
   if (unsupported.empty())
     return success();
   InFlightDiagnostic diag = emitError();
   diag << "unsupported ONNX op" << (unsupported.size() > 1 ? "s" : "") << ": ";
-  llvm::interleaveComma(unsupported, diag);
+  llvm::interleaveComma(unsupported, diag, [&](const std::string &type) {
+    ArrayRef<std::string> nodes = users[type];
+    diag << type << " (node" << (nodes.size() > 1 ? "s " : " ");
+    llvm::interleaveComma(
+        nodes.take_front(kNodesNamed), diag,
+        [&](const std::string &n) { diag << "'" << n << "'"; });
+    if (nodes.size() > kNodesNamed)
+      diag << " and " << nodes.size() - kNodesNamed << " more";
+    diag << ")";
+  });
   return diag;
 }
 
@@ -404,6 +417,9 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
   module = *owned;
   if (!graph.name().empty())
     module.setSymName(graph.name());
+  for (const onnx::NodeProto &node : graph.node())
+    if (!node.name().empty())
+      nodeNames.insert(node.name());
   if (failed(checkSupportedOps()))
     return {};
   if (opset < 0) {
@@ -438,12 +454,9 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
     emitError() << "sparse initializers are not supported";
     return {};
   }
-  for (const onnx::NodeProto &node : graph.node()) {
-    if (!node.name().empty())
-      nodeNames.insert(node.name());
+  for (const onnx::NodeProto &node : graph.node())
     for (const std::string &name : node.input())
       usedNames.insert(name);
-  }
   for (const onnx::ValueInfoProto &output : graph.output())
     usedNames.insert(output.name());
 
