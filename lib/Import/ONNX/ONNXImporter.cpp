@@ -143,6 +143,7 @@ private:
   DenseElementsAttr resolveConstant(Value value);
   LogicalResult importNode(const onnx::NodeProto &node, unsigned index);
   Location nodeLocation(const onnx::NodeProto &node, unsigned index);
+  void eraseFoldedInitializers(func::FuncOp function);
 
   MLIRContext *context;
   std::string path, modelDir, absolutePath;
@@ -412,6 +413,25 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
   return success();
 }
 
+/// Initializers that nodes read only as constant attributes (a Dropout
+/// ratio, a Reshape shape) leave their reference unused: drop it, and the
+/// parameter, which would otherwise count as a trainable weight.
+void GraphImporter::eraseFoldedInitializers(func::FuncOp function) {
+  llvm::StringSet<> referenced;
+  for (Operation &op : llvm::make_early_inc_range(function.getOps())) {
+    if (!isa<ParamRefOp, ConstantOp>(op))
+      continue;
+    if (op.use_empty())
+      op.erase();
+    else if (auto ref = dyn_cast<ParamRefOp>(op))
+      referenced.insert(ref.getName());
+  }
+  for (auto parameter :
+       llvm::make_early_inc_range(module.getOps<ParameterOp>()))
+    if (!referenced.contains(parameter.getSymName()))
+      parameter.erase();
+}
+
 OwningOpRef<ModuleOp> GraphImporter::run() {
   OwningOpRef<ModuleOp> owned = ModuleOp::create(fileLoc);
   module = *owned;
@@ -551,6 +571,7 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
   for (auto [i, output] : llvm::enumerate(graph.output()))
     function.setResultAttr(i, "pipe.name",
                            builder.getStringAttr(output.name()));
+  eraseFoldedInitializers(function);
 
   if (failed(verify(module)))
     return {};
