@@ -192,28 +192,35 @@ llvm::Expected<LayerGraph> mlir::pipe::buildLayerGraph(func::FuncOp func) {
   return graph;
 }
 
-llvm::Error mlir::pipe::deriveBackwardCosts(ModuleOp module,
-                                            LayerGraph &graph) {
+llvm::Error mlir::pipe::deriveBackwardCosts(ModuleOp module, LayerGraph &graph,
+                                            std::string &estimatedBecause) {
   OwningOpRef<ModuleOp> copy = module.clone();
   auto main = copy->lookupSymbol<func::FuncOp>("main");
-  if (!main || graph.layers.empty())
-    return llvm::createStringError("the module has no @main to differentiate");
+  if (!main || graph.layers.empty()) {
+    estimatedBecause = "the module has no @main to differentiate";
+    return llvm::Error::success();
+  }
   MLIRContext *context = module.getContext();
   auto forward = StringAttr::get(context, "pipe.forward");
   for (Operation &op : main.getBody().front())
     op.setAttr(forward, UnitAttr::get(context));
 
+  // The first error of each pass below, and where it is.
   std::string message;
+  std::optional<Location> where;
   ScopedDiagnosticHandler capture(context, [&](Diagnostic &diagnostic) {
-    if (message.empty())
+    if (message.empty()) {
       message = diagnostic.str();
+      where = diagnostic.getLocation();
+    }
     return success();
   });
-  PassManager pm(context);
-  pm.addPass(createAutodiff());
-  if (failed(pm.run(*copy)))
-    return llvm::createStringError(message.empty() ? "--pipe-autodiff failed"
-                                                   : message);
+  PassManager autodiff(context);
+  autodiff.addPass(createAutodiff());
+  if (failed(autodiff.run(*copy))) {
+    estimatedBecause = message.empty() ? "--pipe-autodiff failed" : message;
+    return llvm::Error::success();
+  }
 
   std::vector<llvm::SmallVector<OpCost>> backward(graph.layers.size());
   int64_t backwardFlops = 0;
@@ -234,6 +241,21 @@ llvm::Error mlir::pipe::deriveBackwardCosts(ModuleOp module,
           describe(&op) + " brings the backward pass's FLOPs past 2^61");
     backward[layer].push_back(cost);
   }
+  // What the training step would refuse (batch normalization statistics
+  // that two writers update, or that are also trained), the plan refuses.
+  PassManager statistics(context);
+  statistics.addPass(createUpdateStatistics());
+  message.clear();
+  where.reset();
+  if (failed(statistics.run(*copy))) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    if (where)
+      os << *where << ": ";
+    os << (message.empty() ? "--pipe-update-statistics failed" : message);
+    return llvm::createStringError(text);
+  }
+
   for (auto [layer, ops] : llvm::zip(graph.layers, backward))
     layer.backwardOps = std::move(ops);
   graph.derivedBackward = true;

@@ -63,10 +63,14 @@ llvm::Expected<PlanResult> mlir::pipe::planModule(ModuleOp module,
   // Training is priced on the gradient ops the compiler would build; a
   // model it cannot differentiate keeps the estimate (twice the forward
   // FLOPs), and plan.json says so.
-  if (request.options.training)
-    if (llvm::Error error = deriveBackwardCosts(module, result.graph))
-      result.backwardPricing =
-          "estimated (2x forward): " + llvm::toString(std::move(error));
+  if (request.options.training) {
+    std::string estimatedBecause;
+    if (llvm::Error error =
+            deriveBackwardCosts(module, result.graph, estimatedBecause))
+      return error;
+    if (!result.graph.derivedBackward)
+      result.backwardPricing = "estimated (2x forward): " + estimatedBecause;
+  }
 
   PlanOptions options = request.options;
   // Cut points by node name: the last layer of that node.

@@ -339,25 +339,6 @@ prepareModule(std::unique_ptr<llvm::MemoryBuffer> input, MLIRContext &context,
   }
   if (failed(pm.run(*module)))
     return nullptr;
-  // The planner prices the training step without building it; what it
-  // would refuse in the step (batch normalization statistics that two
-  // writers update, or that are also trained) it refuses here too. A
-  // model the planner cannot differentiate keeps its estimate.
-  if (train && !trainingStep) {
-    OwningOpRef<ModuleOp> step = module->clone();
-    LogicalResult differentiated = failure();
-    {
-      ScopedDiagnosticHandler quiet(&context,
-                                    [](Diagnostic &) { return success(); });
-      PassManager autodiff(&context);
-      autodiff.addPass(pipe::createAutodiff());
-      differentiated = autodiff.run(*step);
-    }
-    PassManager statistics(&context);
-    statistics.addPass(pipe::createUpdateStatistics());
-    if (succeeded(differentiated) && failed(statistics.run(*step)))
-      return nullptr;
-  }
   if (foldedNodes) {
     llvm::StringSet<> after;
     module->walk([&](Operation *op) {

@@ -100,9 +100,12 @@ llvm::Expected<LayerGraph> buildLayerGraph(func::FuncOp func);
 /// the gradient ops --pipe-autodiff builds for a copy of the module: each
 /// gradient op counts for the layer of the forward op it differentiates
 /// (the accumulation of the parameters' gradients for the last layer).
-/// Fails, leaving `graph` as it was, when the model cannot be
-/// differentiated.
-llvm::Error deriveBackwardCosts(ModuleOp module, LayerGraph &graph);
+/// When the model cannot be differentiated, leaves `graph` as it was and
+/// says why in `estimatedBecause`. Fails only on a model the training step
+/// refuses (batch normalization statistics it cannot update) or whose
+/// backward pass is past what the planner counts.
+llvm::Error deriveBackwardCosts(ModuleOp module, LayerGraph &graph,
+                                std::string &estimatedBecause);
 
 /// The most microbatches a step may have.
 constexpr int64_t kMaxMicrobatches = 65536;
