@@ -222,12 +222,28 @@ void Partitioner::preparePricing() {
   if (pricedFor.empty()) {
     priced.resize(size_t(numClasses) * numLayers * recomputeChoices.size());
     pricedFor.assign(size_t(numClasses) * numLayers, ~0u);
+    // Stage costs depend on a device's numbers only (its memory is checked
+    // apart): with one class per device, there are far fewer numbers than
+    // classes.
+    const Cluster &cluster = problem.cluster();
+    SmallVector<unsigned> distinct;
+    for (const DeviceClass &cls : classes) {
+      const DeviceSpec &spec = cluster.devices[cls.devices.front()].spec;
+      auto it = llvm::find_if(distinct, [&](unsigned c) {
+        return sameSpec(cluster.devices[classes[c].devices.front()].spec, spec);
+      });
+      if (it == distinct.end()) {
+        pricingClass.push_back(pricingClass.size());
+        distinct.push_back(pricingClass.back());
+      } else {
+        pricingClass.push_back(*it);
+      }
+    }
   }
   // Devices of a class share host and links unless the classes were
   // simplified, so a class pair prices a cut.
   if (!approximate && cutByClass.empty())
-    cutByClass.assign(size_t(numLayers + 1) * (numClasses + 1) *
-                          (numClasses + 1),
+    cutByClass.assign(size_t(numLayers + 1) * (numClasses + 1) * slotsPerKey(),
                       std::numeric_limits<double>::quiet_NaN());
   if (inFlight.empty()) {
     inFlight.resize(numDevices() + 1);
@@ -242,8 +258,8 @@ double Partitioner::cutTime(unsigned j, unsigned c, unsigned from,
   if (approximate)
     return problem.cutMs(j - 1, from, to);
   unsigned numClasses = classes.size();
-  double &x =
-      cutByClass[(size_t(j) * (numClasses + 1) + c) * (numClasses + 1) + next];
+  double &x = cutByClass[(size_t(j) * (numClasses + 1) + c) * slotsPerKey() +
+                         (forcedOrder ? 0 : next)];
   if (std::isnan(x))
     x = problem.cutMs(j - 1, from, to);
   return x;
@@ -274,7 +290,7 @@ std::vector<double> Partitioner::sumsWithin(ArrayRef<double> limits) {
   unsigned none = numClasses;
   unsigned width = limits.size();
   double transfers = options.training ? 2 : 1;
-  size_t numCells = size_t(numLayers + 1) * numKeys() * (numClasses + 1);
+  size_t numCells = size_t(numLayers + 1) * numKeys() * slotsPerKey();
   std::vector<double> within(numCells * width, kInf);
   std::fill_n(&within[cellIndex(numLayers, 0, none) * width], width, 0.0);
   preparePricing();
@@ -289,7 +305,8 @@ std::vector<double> Partitioner::sumsWithin(ArrayRef<double> limits) {
       unsigned position = keyStages[key];
       if (requiredStages && position >= requiredStages)
         continue;
-      for (unsigned c = 0; c < numClasses; ++c) {
+      auto [firstClass, endClass] = stageClasses(key);
+      for (unsigned c = firstClass; c < endClass; ++c) {
         if (!classAllowed(key, c))
           continue;
         unsigned newKey = addStage(key, c);
@@ -297,7 +314,8 @@ std::vector<double> Partitioner::sumsWithin(ArrayRef<double> limits) {
         // Per limit, the best suffix to put the stage before, with its
         // cut's transfer; it only falls as the limit grows.
         std::fill(here.begin(), here.end(), kInf);
-        for (unsigned next = 0; next <= numClasses; ++next) {
+        auto [firstNext, endNext] = firstClasses(key);
+        for (unsigned next = firstNext; next < endNext; ++next) {
           const double *suffix = &within[cellIndex(j, key, next) * width];
           if (suffix[width - 1] == kInf)
             continue;
@@ -404,7 +422,7 @@ Partitioner::search(const SearchLimits &limits) {
   unsigned numClasses = classes.size();
   unsigned none = numClasses;
   double transfers = options.training ? 2 : 1;
-  size_t numCells = size_t(numLayers + 1) * numKeys() * (numClasses + 1);
+  size_t numCells = size_t(numLayers + 1) * numKeys() * slotsPerKey();
   value.assign(numCells, kInf);
   choice.resize(numCells);
   if (limits.tabulateLargest) {
@@ -478,10 +496,12 @@ Partitioner::search(const SearchLimits &limits) {
     for (unsigned key : keysWithStages(lowStages, highStages)) {
       unsigned position = keyStages[key];
       double *suffixes = &value[cellIndex(j, key, 0)];
-      if (std::all_of(suffixes, suffixes + numClasses + 1,
+      if (std::all_of(suffixes, suffixes + slotsPerKey(),
                       [](double v) { return v == kInf; }))
         continue;
-      for (unsigned c = 0; c < numClasses; ++c) {
+      auto [firstNext, endNext] = firstClasses(key);
+      auto [firstClass, endClass] = stageClasses(key);
+      for (unsigned c = firstClass; c < endClass; ++c) {
         if (!classAllowed(key, c))
           continue;
         unsigned newKey = addStage(key, c);
@@ -492,7 +512,7 @@ Partitioner::search(const SearchLimits &limits) {
         // the same for every start of the stage.
         double here = kInf, hereLargest = kInf;
         unsigned bestNext = 0;
-        for (unsigned next = 0; next <= numClasses; ++next) {
+        for (unsigned next = firstNext; next < endNext; ++next) {
           double suffix = value[cellIndex(j, key, next)];
           if (suffix == kInf)
             continue;
@@ -571,15 +591,17 @@ Partitioner::search(const SearchLimits &limits) {
   }
 
   double best = kInf;
-  size_t bestCell = 0;
-  for (unsigned key = 1; key < numKeys(); ++key) {
-    if (requiredStages && keyStages[key] != requiredStages)
+  unsigned key = 0, cls = none;
+  for (unsigned k = 1; k < numKeys(); ++k) {
+    if (requiredStages && keyStages[k] != requiredStages)
       continue;
-    for (unsigned c = 0; c < numClasses; ++c) {
-      size_t cell = cellIndex(0, key, c);
-      if (value[cell] < best) {
-        best = value[cell];
-        bestCell = cell;
+    auto [firstNext, endNext] = firstClasses(k);
+    for (unsigned c = firstNext; c < std::min(endNext, none); ++c) {
+      double candidate = value[cellIndex(0, k, c)];
+      if (candidate < best) {
+        best = candidate;
+        key = k;
+        cls = c;
       }
     }
   }
@@ -588,8 +610,6 @@ Partitioner::search(const SearchLimits &limits) {
 
   std::vector<StagePlan> plan;
   unsigned begin = 0;
-  unsigned key = (bestCell / (numClasses + 1)) % numKeys();
-  unsigned cls = bestCell % (numClasses + 1);
   while (begin < numLayers) {
     const Choice &taken = choice[cellIndex(begin, key, cls)];
     unsigned previousKey = forcedOrder ? key - 1 : key - radix[cls];

@@ -121,6 +121,7 @@ private:
   /// program visits the ends in turn).
   const Priced &price(unsigned c, unsigned i, unsigned j,
                       unsigned choiceIndex) {
+    c = pricingClass[c];
     size_t slot = size_t(c) * problem.numLayers() + i;
     if (pricedFor[slot] != j)
       priceStages(slot, c, i, j);
@@ -145,8 +146,22 @@ private:
   }
   unsigned numKeys() const { return keyStages.size(); }
   unsigned numDevices() const { return problem.numDevices(); }
+  /// Cells per layer and key: one per first class of the suffix, and one
+  /// for the empty suffix. Under a forced order the key fixes the first
+  /// class, so one.
+  unsigned slotsPerKey() const { return forcedOrder ? 1 : classes.size() + 1; }
   size_t cellIndex(unsigned layer, unsigned key, unsigned next) const {
-    return (size_t(layer) * numKeys() + key) * (classes.size() + 1) + next;
+    return (size_t(layer) * numKeys() + key) * slotsPerKey() +
+           (forcedOrder ? 0 : next);
+  }
+  /// The first classes a suffix of `key` may have, as [first, last): under
+  /// a forced order only the class its stage count fixes (none when empty).
+  std::pair<unsigned, unsigned> firstClasses(unsigned key) const {
+    unsigned numClasses = classes.size();
+    if (!forcedOrder)
+      return {0, numClasses + 1};
+    unsigned first = keyStages[key] ? numClasses - keyStages[key] : numClasses;
+    return {first, first + 1};
   }
   /// The fewest stages, each within `limits`, that the layers before
   /// (after) each boundary need; kUnreachableStages past (before) a layer
@@ -170,8 +185,19 @@ private:
     return ArrayRef<unsigned>(keysByStages)
         .slice(stagesBegin[low], stagesBegin[high + 1] - stagesBegin[low]);
   }
-  /// The class a stage at `positionFromEnd` may use from `key`, or all.
+  /// Whether a stage before the suffix of `key` may be on class `cls`.
   bool classAllowed(unsigned key, unsigned cls) const;
+  /// The classes that may be allowed there, as [first, last): under a
+  /// forced order at most the one the key's stage count fixes.
+  std::pair<unsigned, unsigned> stageClasses(unsigned key) const {
+    unsigned numClasses = classes.size();
+    if (!forcedOrder)
+      return {0, numClasses};
+    if (keyStages[key] >= numClasses)
+      return {0, 0};
+    unsigned cls = numClasses - 1 - keyStages[key];
+    return {cls, cls + 1};
+  }
   unsigned addStage(unsigned key, unsigned cls) const {
     return forcedOrder ? key + 1 : key + radix[cls];
   }
@@ -221,6 +247,9 @@ private:
   /// choice.
   std::vector<Priced> priced;
   std::vector<unsigned> pricedFor;
+  /// The first class whose devices have the same numbers as each class's:
+  /// the classes share its prices.
+  std::vector<unsigned> pricingClass;
   /// The transfer after layer j - 1 from class c to class next, by
   /// (j, c, next); NaN until priced. Empty when a class's devices differ in
   /// their links.
