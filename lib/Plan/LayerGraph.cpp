@@ -159,7 +159,19 @@ llvm::Expected<LayerGraph> mlir::pipe::buildLayerGraph(func::FuncOp func) {
     int64_t results = 0;
     for (Value result : op.getResults())
       results += tensorBytes(result.getType());
-    layer.workspaceBytes = std::max(layer.workspaceBytes, results);
+    // While an op runs, its activation operands and results are live (in
+    // the backward pass, their gradients). A reshape aliases its input.
+    if (!isa<ReshapeOp>(op)) {
+      int64_t live = results;
+      SmallVector<Value> counted;
+      for (Value operand : op.getOperands())
+        if (!paramOfValue.count(operand) &&
+            !llvm::is_contained(counted, operand)) {
+          counted.push_back(operand);
+          live += tensorBytes(operand.getType());
+        }
+      layer.workspaceBytes = std::max(layer.workspaceBytes, live);
+    }
     if (!isa<ReshapeOp>(op)) {
       layer.stashBytes += results;
       if (cost.contraction)

@@ -86,6 +86,11 @@ PlanProblem::PlanProblem(const LayerGraph &graph, const Cluster &cluster,
     for (const OpCost &cost : layer.ops)
       flops += cost.flops;
     prefixFlops[l + 1] = prefixFlops[l] + flops;
+    if (opts.training && graph.derivedBackward)
+      for (const OpCost &cost : layer.backwardOps)
+        backwardFlops += double(cost.flops);
+    else if (opts.training)
+      backwardFlops += 2.0 * double(flops);
     prefixOps[l + 1] = prefixOps[l] + layer.ops.size();
     prefixStash[l + 1] = prefixStash[l] + layer.stashBytes;
     prefixContraction[l + 1] = prefixContraction[l] + layer.contractionBytes;
@@ -195,7 +200,9 @@ StageMemory PlanProblem::stageMemory(unsigned begin, unsigned end,
   int64_t in = range.inputs;
   switch (recompute) {
   case Recompute::None:
-    memory.stashPerMicrobatch = all;
+    // The stage's inputs too: the backward pass reads them (a weight's
+    // gradient needs the activation the weight multiplied).
+    memory.stashPerMicrobatch = in + all;
     break;
   case Recompute::Selective:
     memory.stashPerMicrobatch = in + contraction;
@@ -243,11 +250,16 @@ int64_t PlanProblem::capacityBytes(unsigned device) const {
 }
 
 double PlanProblem::lowerBoundMs() const {
-  double flops = double(prefixFlops[numLayers()]) * (opts.training ? 3 : 1) *
-                 opts.microbatches;
+  // Forward and backward FLOPs (the backward as priced: derived or twice
+  // the forward), each at the best efficiency and peak any op gets.
+  double flops =
+      (double(prefixFlops[numLayers()]) + backwardFlops) * opts.microbatches;
   double rate = 0;
   for (const Device &device : clusterRef.devices)
-    rate += 0.80 * peakTflops(device.spec, opts.precision) * 1e12;
+    rate += 0.80 *
+            std::max(peakTflops(device.spec, opts.precision),
+                     device.spec.peak.fp32) *
+            1e12;
   return rate > 0 ? flops / rate * 1e3 : 0;
 }
 

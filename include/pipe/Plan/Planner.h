@@ -66,7 +66,8 @@ struct PlanLayer {
   int64_t stashBytes = 0;
   /// The part of stashBytes that contractions produce.
   int64_t contractionBytes = 0;
-  /// The largest single op's results.
+  /// The largest single op's activation operands and results (reshapes,
+  /// which alias their input, take none).
   int64_t workspaceBytes = 0;
   /// Distinct parameters and values read (indices into LayerGraph).
   llvm::SmallVector<unsigned> params;
@@ -315,6 +316,8 @@ private:
   // non-contraction forward time.
   std::vector<std::vector<double>> fwd, bwd, cheapFwd;
   std::vector<int64_t> prefixFlops, prefixOps, prefixStash, prefixContraction;
+  /// The backward pass's FLOPs per microbatch (training only).
+  double backwardFlops = 0;
   // [i][j] tables over layer ranges: distinct parameter bytes (all and
   // trainable) and stage-input bytes.
   std::vector<int64_t> paramAll, paramTrainable, inputs;

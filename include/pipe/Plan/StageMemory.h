@@ -29,7 +29,8 @@ struct StageMemory {
   int64_t microbatchesInFlight = 0;
   /// Activations a recomputing stage rebuilds for one microbatch at a time.
   int64_t recomputeBuffer = 0;
-  /// The largest single op's results, live while it runs.
+  /// The largest single op's activation operands and results, live while
+  /// it runs (in the backward pass, their gradients).
   int64_t workspace = 0;
 
   int64_t total() const {
