@@ -24,6 +24,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 using namespace mlir;
 using namespace mlir::pipe;
@@ -156,7 +157,12 @@ LinkSpec Cluster::link(unsigned a, unsigned b) const {
   const Device &x = devices[a], &y = devices[b];
   if (x.host != y.host)
     return defaultNetworkLink();
-  const LinkSpec &p = x.spec.intraNodeLink, &q = y.spec.intraNodeLink;
+  // NVLink joins devices of one kind (one baseboard); others on a host
+  // talk over the slower of their PCIe links.
+  bool oneKind = x.spec.kind == y.spec.kind &&
+                 x.spec.intraNodeLink.name == y.spec.intraNodeLink.name;
+  const LinkSpec &p = oneKind ? x.spec.intraNodeLink : x.spec.pcieLink;
+  const LinkSpec &q = oneKind ? y.spec.intraNodeLink : y.spec.pcieLink;
   return p.bandwidthGBps <= q.bandwidthGBps ? p : q;
 }
 
@@ -315,6 +321,7 @@ llvm::Expected<Device> DeviceReader::read() {
     if (!peaks)
       return fail("'peak_tflops' must be an object keyed by fp32, tf32, bf16, "
                   "fp16");
+    const PeakTflops catalog = device.spec.peak;
     for (const auto &entry : *peaks) {
       double *field = llvm::StringSwitch<double *>(entry.first.str())
                           .Case("fp32", &device.spec.peak.fp32)
@@ -331,15 +338,25 @@ llvm::Expected<Device> DeviceReader::read() {
                     kPlausible);
       *field = *number;
     }
+    PeakTflops &peak = device.spec.peak;
     if (custom) {
       // Without a kind, no faster unit is assumed: precisions not given
       // run at the fp32 rate.
-      PeakTflops &peak = device.spec.peak;
       if (!peak.fp32)
         return fail("without a \"kind\", peak_tflops needs \"fp32\"");
       for (double *rate : {&peak.tf32, &peak.bf16, &peak.fp16})
         if (!*rate)
           *rate = peak.fp32;
+    } else if (peaks->get("fp32")) {
+      // A precision the kind runs on its fp32 units (a V100's tf32, a
+      // CPU's bf16) keeps its ratio to the fp32 rate given; tensor-core
+      // rates, faster than fp32, stay the catalog's.
+      for (auto [key, rate, before] :
+           {std::tuple("tf32", &peak.tf32, catalog.tf32),
+            std::tuple("bf16", &peak.bf16, catalog.bf16),
+            std::tuple("fp16", &peak.fp16, catalog.fp16)})
+        if (!peaks->get(key) && before <= catalog.fp32)
+          *rate = before / catalog.fp32 * peak.fp32;
     }
   }
   return device;

@@ -3,7 +3,8 @@
 // Dense (non-sparse) peak throughput from each vendor datasheet, per
 // precision; "tf32"/"bf16"/"fp16" are tensor-core rates where the device has
 // them, else the rate the device reaches without (V100 and T4 emulate bf16
-// at about their fp32 rate). See docs/devices.md for the table and sources.
+// at about their fp32 rate). docs/planner.md ("The device catalog") and
+// ../shared/docs/devices.md have the table and its sources.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,6 +32,7 @@ llvm::ArrayRef<DeviceSpec> mlir::pipe::deviceCatalog() {
        "9.0",
        0,
        kNVLink4,
+       kPCIe5,
        "NVIDIA H200 Tensor Core GPU datasheet (SXM, dense)"},
       {"H100-SXM",
        {67, 494.7, 989.4, 989.4},
@@ -39,6 +41,7 @@ llvm::ArrayRef<DeviceSpec> mlir::pipe::deviceCatalog() {
        "9.0",
        0,
        kNVLink4,
+       kPCIe5,
        "NVIDIA H100 Tensor Core GPU datasheet (SXM5, dense)"},
       {"H100-PCIe",
        {51, 378, 756, 756},
@@ -46,6 +49,7 @@ llvm::ArrayRef<DeviceSpec> mlir::pipe::deviceCatalog() {
        2000,
        "9.0",
        0,
+       kPCIe5,
        kPCIe5,
        "NVIDIA H100 Tensor Core GPU datasheet (PCIe, dense)"},
       {"A100-80GB",
@@ -55,6 +59,7 @@ llvm::ArrayRef<DeviceSpec> mlir::pipe::deviceCatalog() {
        "8.0",
        0,
        kNVLink3,
+       kPCIe4,
        "NVIDIA A100 Tensor Core GPU datasheet (SXM4 80GB, dense)"},
       {"A100-40GB",
        {19.5, 156, 312, 312},
@@ -63,6 +68,7 @@ llvm::ArrayRef<DeviceSpec> mlir::pipe::deviceCatalog() {
        "8.0",
        0,
        kNVLink3,
+       kPCIe4,
        "NVIDIA A100 Tensor Core GPU datasheet (SXM4 40GB, dense)"},
       {"V100-32GB",
        {15.7, 15.7, 15.7, 125},
@@ -71,6 +77,7 @@ llvm::ArrayRef<DeviceSpec> mlir::pipe::deviceCatalog() {
        "7.0",
        0,
        kNVLink2,
+       kPCIe3,
        "NVIDIA V100 Tensor Core GPU datasheet (SXM2); no TF32 or BF16 "
        "tensor cores, so those run at the FP32 rate"},
       {"V100-16GB",
@@ -80,6 +87,7 @@ llvm::ArrayRef<DeviceSpec> mlir::pipe::deviceCatalog() {
        "7.0",
        0,
        kNVLink2,
+       kPCIe3,
        "NVIDIA V100 Tensor Core GPU datasheet (SXM2); no TF32 or BF16 "
        "tensor cores, so those run at the FP32 rate"},
       {"L4",
@@ -89,6 +97,7 @@ llvm::ArrayRef<DeviceSpec> mlir::pipe::deviceCatalog() {
        "8.9",
        0,
        kPCIe4,
+       kPCIe4,
        "NVIDIA L4 Tensor Core GPU datasheet (dense)"},
       {"T4",
        {8.1, 8.1, 8.1, 65},
@@ -96,6 +105,7 @@ llvm::ArrayRef<DeviceSpec> mlir::pipe::deviceCatalog() {
        320,
        "7.5",
        0,
+       kPCIe3,
        kPCIe3,
        "NVIDIA T4 Tensor Core GPU datasheet; FP16 tensor cores only"},
       {"RTX4090",
@@ -105,6 +115,7 @@ llvm::ArrayRef<DeviceSpec> mlir::pipe::deviceCatalog() {
        "8.9",
        0,
        kPCIe4,
+       kPCIe4,
        "NVIDIA Ada GPU architecture whitepaper (RTX 4090, dense, FP32 "
        "accumulate); no peer-to-peer, NCCL needs NCCL_P2P_DISABLE=1"},
       {"A10",
@@ -113,6 +124,7 @@ llvm::ArrayRef<DeviceSpec> mlir::pipe::deviceCatalog() {
        600,
        "8.6",
        0,
+       kPCIe4,
        kPCIe4,
        "NVIDIA A10 Tensor Core GPU datasheet (dense)"},
       // A CPU's cores and memory come from the cluster file. The FLOP/s are
@@ -127,6 +139,7 @@ llvm::ArrayRef<DeviceSpec> mlir::pipe::deviceCatalog() {
        20,
        "",
        1,
+       kHostMemory,
        kHostMemory,
        "per core: AVX2, 2 FMA units, ~3 GHz (assumption; override with "
        "peak_tflops)"},
@@ -146,7 +159,7 @@ DeviceSpec mlir::pipe::customDeviceSpec(bool cpu) {
   spec.kind = "custom";
   // A GPU's link to its neighbours on a host, when the file names no
   // kind: PCIe 4.0, which every GPU of the catalog but the T4 reaches.
-  spec.intraNodeLink = cpu ? kHostMemory : kPCIe4;
+  spec.intraNodeLink = spec.pcieLink = cpu ? kHostMemory : kPCIe4;
   spec.computeCapability = cpu ? "" : "1.0";
   spec.source = "the cluster file";
   return spec;

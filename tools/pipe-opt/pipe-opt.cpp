@@ -155,7 +155,9 @@ static llvm::cl::opt<double> adamEps("eps",
                                      llvm::cl::cat(planCategory));
 
 static llvm::cl::opt<pipe::Precision> precision(
-    "precision", llvm::cl::desc("Precision of contractions"),
+    "precision",
+    llvm::cl::desc("Precision of contractions (their peak FLOP/s; tensors keep "
+                   "their element types)"),
     llvm::cl::values(clEnumValN(pipe::Precision::FP32, "fp32", "(default)"),
                      clEnumValN(pipe::Precision::TF32, "tf32", ""),
                      clEnumValN(pipe::Precision::BF16, "bf16", ""),

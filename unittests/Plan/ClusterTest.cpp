@@ -89,6 +89,53 @@ TEST(ClusterFile, ExplicitFieldsOverrideTheCatalog) {
   EXPECT_EQ(spec.arch(), "sm_86");
 }
 
+TEST(ClusterFile, PrecisionsWithoutUnitsOfTheirOwnFollowFP32) {
+  llvm::Expected<Cluster> cluster = parseCluster(R"json(
+{"devices": [{"name": "t", "kind": "T4", "peak_tflops": {"fp32": 20}},
+             {"name": "c", "kind": "cpu", "cores": 8, "memory_gb": 16,
+              "peak_tflops": {"fp32": 0.1}},
+             {"name": "v", "kind": "V100-32GB", "peak_tflops": {"fp16": 100}}]}
+)json",
+                                                 "c.json");
+  ASSERT_TRUE(static_cast<bool>(cluster))
+      << llvm::toString(cluster.takeError());
+  // A T4 runs tf32 and bf16 on its fp32 units; fp16 on tensor cores.
+  const PeakTflops &t4 = cluster->devices[0].spec.peak;
+  EXPECT_DOUBLE_EQ(t4.tf32, 20);
+  EXPECT_DOUBLE_EQ(t4.bf16, 20);
+  EXPECT_DOUBLE_EQ(t4.fp16, 65);
+  // The catalog's CPU runs bf16 and fp16 at half its fp32 rate.
+  const PeakTflops &cpu = cluster->devices[1].spec.peak;
+  EXPECT_DOUBLE_EQ(cpu.tf32, 0.1);
+  EXPECT_DOUBLE_EQ(cpu.bf16, 0.05);
+  EXPECT_DOUBLE_EQ(cpu.fp16, 0.05);
+  // Without an fp32 rate, the others stay the catalog's.
+  const PeakTflops &v100 = cluster->devices[2].spec.peak;
+  EXPECT_DOUBLE_EQ(v100.fp32, 15.7);
+  EXPECT_DOUBLE_EQ(v100.tf32, 15.7);
+  EXPECT_DOUBLE_EQ(v100.fp16, 100);
+}
+
+TEST(ClusterFile, NVLinkJoinsOnlyDevicesOfOneKind) {
+  llvm::Expected<Cluster> cluster = parseCluster(R"json(
+{"devices": [{"name": "a0", "kind": "A100-80GB", "host": "n"},
+             {"name": "a1", "kind": "A100-80GB", "host": "n"},
+             {"name": "h", "kind": "H100-SXM", "host": "n"},
+             {"name": "v", "kind": "V100-32GB", "host": "n"},
+             {"name": "c", "kind": "cpu", "cores": 4, "memory_gb": 8,
+              "host": "n"}]}
+)json",
+                                                 "c.json");
+  ASSERT_TRUE(static_cast<bool>(cluster))
+      << llvm::toString(cluster.takeError());
+  EXPECT_EQ(cluster->link(0, 1).name, "NVLink3");
+  // Other kinds on the host: the slower of the two PCIe links.
+  EXPECT_EQ(cluster->link(0, 2).name, "PCIe4 x16");
+  EXPECT_DOUBLE_EQ(cluster->link(2, 0).bandwidthGBps, 32);
+  EXPECT_EQ(cluster->link(2, 3).name, "PCIe3 x16");
+  EXPECT_EQ(cluster->link(1, 4).name, "host memory");
+}
+
 TEST(ClusterFile, MalformedJSONGivesLineAndColumn) {
   std::string message =
       errorOf("{\n  \"devices\": [\n    {\"name\": \"a\",,}\n  ]\n}\n");

@@ -46,6 +46,9 @@ struct DeviceSpec {
   int cores = 0;
   /// The usual link between two such devices on one host.
   LinkSpec intraNodeLink;
+  /// The device's link to the host, which carries its transfers to devices
+  /// of another kind on the host (NVLink joins only devices of one kind).
+  LinkSpec pcieLink;
   /// Where the numbers come from.
   std::string source;
 
