@@ -89,10 +89,21 @@ OpCost mlir::pipe::estimateOpCost(Operation *op) {
         // scale, shift).
         cost.flops = product({5, elements(o->getOperand(0))});
       })
-      .Case<ReduceMeanOp, ReduceSumOp, ReduceMaxOp>(
+      .Case<ReduceMeanOp, ReduceSumOp, ReduceMaxOp, GlobalAveragePoolOp>(
           [&](Operation *o) { cost.flops = elements(o->getOperand(0)); })
-      .Case<TransposeOp, SliceOp, GatherOp, ConcatOp, SplitOp, ExpandOp, TileOp,
-            PadOp, CastOp, TriluOp>([&](Operation *) { cost.flops = 0; })
+      .Case([&](GatherOp o) {
+        // Only the rows the indices pick are read (an embedding lookup
+        // reads a few rows of its table, not the table).
+        cost.bytesRead =
+            sum(std::min(tensorBytes(o.getData().getType()), cost.bytesWritten),
+                tensorBytes(o.getIndices().getType()));
+      })
+      .Case([&](SliceOp o) {
+        cost.bytesRead =
+            std::min(tensorBytes(o.getInput().getType()), cost.bytesWritten);
+      })
+      .Case<TransposeOp, ConcatOp, SplitOp, ExpandOp, TileOp, PadOp, CastOp,
+            TriluOp>([&](Operation *) { cost.flops = 0; })
       .Default([&](Operation *o) {
         // Elementwise: one operation per result element.
         for (Value result : o->getResults())

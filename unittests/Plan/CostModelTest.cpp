@@ -67,6 +67,32 @@ TEST_F(CostModelTest, FlopsFromShapes) {
   EXPECT_EQ(estimateOpCost(ops[4]).bytesWritten, 8192LL * 8192 * 2);
 }
 
+TEST(CostModel, LookupsReadWhatTheyPick) {
+  MLIRContext context;
+  context.loadDialect<PipeDialect, func::FuncDialect>();
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(R"mlir(
+func.func @f(%table: tensor<50000x768xf32>, %ids: tensor<1x128xi64>,
+             %x: tensor<1x512x7x7xf32>) {
+  %0 = pipe.gather %table, %ids axis 0 : tensor<50000x768xf32>, tensor<1x128xi64>
+  %1 = pipe.slice %table offsets [0, 0] sizes [16, 768] strides [1, 1] : tensor<50000x768xf32>
+  %2 = pipe.global_average_pool %x : tensor<1x512x7x7xf32>
+  return
+}
+)mlir",
+                                                             &context);
+  SmallVector<Operation *> ops;
+  for (Operation &op :
+       module->lookupSymbol<func::FuncOp>("f").getBody().front())
+    ops.push_back(&op);
+  // An embedding lookup reads its 128 rows and the indices, not the table.
+  OpCost gather = estimateOpCost(ops[0]);
+  EXPECT_EQ(gather.bytesRead, 128 * 768 * 4 + 128 * 8);
+  EXPECT_EQ(gather.bytesWritten, 128 * 768 * 4);
+  EXPECT_EQ(estimateOpCost(ops[1]).bytesRead, 16 * 768 * 4);
+  // A global average: one operation per input element.
+  EXPECT_EQ(estimateOpCost(ops[2]).flops, 512 * 7 * 7);
+}
+
 TEST_F(CostModelTest, LargeGemmRunsAtEightyPercentOfPeak) {
   const DeviceSpec &a100 = *lookupDeviceKind("A100-80GB");
   OpCost cost = estimateOpCost(ops[4]);
