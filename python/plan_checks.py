@@ -165,6 +165,19 @@ def check_hand_vs_auto(args):
         order = rng.sample(cluster, len(cluster))
         hands.append(["--cut-after=" + ",".join(names[c] for c in cuts),
                       "--device-order=" + ",".join(order)])
+    # The automatic plan with one cut moved by one or two layers.
+    if args.moves:
+        ends = [names.index(s["last_node"]) for s in auto["stages"][:-1]]
+        for i in range(len(ends)):
+            for delta in (-2, -1, 1, 2):
+                moved = list(ends)
+                moved[i] += delta
+                if moved != sorted(set(moved)) or moved[0] < 0 or \
+                        moved[-1] >= len(names) - 1:
+                    continue
+                hands.append(["--cut-after=" +
+                              ",".join(names[c] for c in moved),
+                              "--device-order=" + ",".join(devices)])
     for partition in ["uniform", "parameters", "speed-blind"]:
         hands.append([f"--partition={partition}"])
     for hand in hands:
@@ -207,6 +220,9 @@ def main():
     h.add_argument("--random", type=int, default=0,
                    help="also try this many random plans over all devices")
     h.add_argument("--seed", type=int, default=1)
+    h.add_argument("--moves", action="store_true",
+                   help="also try the automatic plan with each cut moved "
+                        "by one or two nodes")
     h.add_argument("model")
     h.add_argument("args", nargs=argparse.REMAINDER)
     args = parser.parse_args()

@@ -456,6 +456,13 @@ static PipelinePlan finishPlan(const PlanProblem &problem, PipelinePlan plan,
                                bool proven, double replayFloorMs,
                                const SuffixTables &suffixes) {
   plan.objectiveMs = problem.objectiveMs(plan.stages);
+  bool oneFOneB = problem.options().training &&
+                  problem.options().schedule == Schedule::OneFOneB;
+  // Past the exact range (blocks of layers, simplified classes), a plan one
+  // cut from a faster one is no answer (1F1B plans are refined on their
+  // replay below).
+  if (!proven && !oneFOneB)
+    plan.objectiveMs = descendOnCuts(problem, plan.stages, plan.objectiveMs);
   plan.optimalObjectiveMs = plan.objectiveMs;
   if (!proven) {
     // The search's own gap is about the plans it searched; the floor's
@@ -467,8 +474,7 @@ static PipelinePlan finishPlan(const PlanProblem &problem, PipelinePlan plan,
   }
   plan.iterationExact = plan.exact;
   plan.iterationGapBound = plan.gapBound;
-  if (problem.options().training &&
-      problem.options().schedule == Schedule::OneFOneB) {
+  if (oneFOneB) {
     refinePlanBySimulation(problem, plan);
     // Past the exact range (blocks of layers, simplified classes), the
     // branch and bound could not finish: only its root bounds count.

@@ -142,6 +142,40 @@ static double descend(const PlanProblem &problem,
   return best;
 }
 
+double mlir::pipe::descendOnCuts(const PlanProblem &problem,
+                                 std::vector<StagePlan> &plan,
+                                 double objectiveMs) {
+  if (!problem.options().cutAfter.empty())
+    return objectiveMs;
+  // Each round moves the one cut that gains most to its best place between
+  // its neighbours: about twice the layers' count of plans a round, each
+  // priced in O(stages).
+  for (unsigned round = 0; round < 1000; ++round) {
+    std::vector<StagePlan> bestMove;
+    double best = objectiveMs;
+    for (unsigned s = 0; s + 1 < plan.size(); ++s) {
+      for (unsigned end = plan[s].begin + 1; end < plan[s + 1].end; ++end) {
+        if (end == plan[s].end)
+          continue;
+        std::vector<StagePlan> neighbour = plan;
+        neighbour[s].end = neighbour[s + 1].begin = end;
+        if (!fitRecompute(problem, neighbour))
+          continue;
+        double objective = problem.objectiveMs(neighbour);
+        if (objective < best * (1 - 1e-12)) {
+          best = objective;
+          bestMove = std::move(neighbour);
+        }
+      }
+    }
+    if (bestMove.empty())
+      break;
+    plan = std::move(bestMove);
+    objectiveMs = best;
+  }
+  return objectiveMs;
+}
+
 double mlir::pipe::descendByReplay(const PlanProblem &problem,
                                    std::vector<StagePlan> &plan,
                                    double timeMs) {

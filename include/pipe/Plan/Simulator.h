@@ -205,6 +205,12 @@ void refinePlanBySimulation(const PlanProblem &problem, PipelinePlan &plan);
 double descendByReplay(const PlanProblem &problem, std::vector<StagePlan> &plan,
                        double timeMs);
 
+/// Moves single cuts of `plan`, whose objective is `objectiveMs`, each to
+/// its best place between its neighbours, while one lowers the objective;
+/// returns the objective reached. Leaves hand-given cuts alone.
+double descendOnCuts(const PlanProblem &problem, std::vector<StagePlan> &plan,
+                     double objectiveMs);
+
 /// Lower bounds, by the layers a plan has left, on what they add to a 1F1B
 /// replay, from the partitioner's dynamic program: for the layers from
 /// `layer` on, placed on exactly the devices of `key` (devices used per
