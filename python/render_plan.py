@@ -9,7 +9,9 @@ The picture has, on top, the simulated timeline of one iteration (the Chrome
 trace written by `pipe-opt --timeline`): one row per stage and per link, bars
 colored by kind. Below it, per stage, the predicted peak memory broken down
 by part against the device's capacity, and the compute time per iteration.
-Without --timeline only the two bottom panels are drawn.
+Without --timeline only the two bottom panels are drawn. A timeline whose
+stages or length are not the plan's (a trace another run left behind) is an
+error.
 
 Errors print one line `render_plan.py: error: ...` and exit 1; the PNG is
 written to a temporary file and renamed, so a failed run leaves none behind.
@@ -108,6 +110,28 @@ def load_trace(path: str):
             if bars.get(t) or not names.get(t, "").startswith("link")]
 
 
+def check_trace_matches(plan, tracks, path: str) -> None:
+    """A trace of another run (a stale OUT/trace.json) is an error."""
+    if not any(bars for _, bars in tracks):
+        raise RenderError(f"timeline '{path}' has no events")
+    stages = [label for label, _ in tracks if label.startswith("stage ")]
+    expected = stage_labels(plan)
+    if len(stages) != len(expected):
+        raise RenderError(f"timeline '{path}' has {len(stages)} stages, the plan "
+                          f"{len(expected)}: it is not this plan's")
+    for label, want in zip(stages, expected):
+        if label != want:
+            raise RenderError(f"timeline '{path}' is not this plan's: it has "
+                              f"'{label}' where the plan has '{want}'")
+    # The trace ends with the iteration, or with the optimizer updates.
+    end = max(s + d for _, bars in tracks for s, d, _ in bars)
+    iteration = plan["predicted_iteration_ms"]
+    step = max(iteration, plan.get("predicted_step_ms") or 0)
+    if not iteration * (1 - 1e-6) <= end <= step * (1 + 1e-6):
+        raise RenderError(f"timeline '{path}' ends at {end:.6g} ms, the plan's "
+                          f"iteration at {iteration:.6g} ms: it is not this plan's")
+
+
 def kind_of(name: str):
     prefix = name.split()[0] if " " in name else name.rstrip("0123456789")
     return KINDS.get(prefix, OTHER)
@@ -124,11 +148,18 @@ def draw_timeline(fig, ax, plan, tracks) -> None:
               [plan["predicted_iteration_ms"], 1e-6])
     used = {}
     for row, (_, bars) in enumerate(tracks):
+        # One collection per row and kind: a trace of 65,536 microbatches
+        # has hundreds of thousands of bars. White edges part the bars
+        # while they are few enough to see apart.
+        groups = {}
         for start, dur, name in bars:
-            color = used.setdefault(kind_of(name)[0], kind_of(name))[1]
-            transfer = " " in name
-            ax.barh(row, dur, left=start, height=0.7, color=color,
-                    edgecolor=color if transfer else "white", linewidth=0.8 if transfer else 0.5)
+            kind = used.setdefault(kind_of(name)[0], kind_of(name))
+            groups.setdefault((kind, " " in name), []).append((start, dur))
+        edges = len(bars) <= 400
+        for ((_, color), transfer), ranges in groups.items():
+            ax.broken_barh(ranges, (row - 0.35, 0.7), facecolors=color,
+                           edgecolors=color if transfer or not edges else "white",
+                           linewidth=(0.8 if transfer else 0.5) if edges else 0)
     ax.axvline(plan["predicted_iteration_ms"], color="black", linestyle="--", linewidth=1)
     ax.set_yticks(range(len(tracks)), [label for label, _ in tracks])
     ax.set_ylim(len(tracks) - 0.5, -0.5)
@@ -290,10 +321,14 @@ def main(argv=None) -> int:
     parser.add_argument("-o", "--output", default="plan.png", help="PNG to write (plan.png)")
     parser.add_argument("--dpi", type=int, default=100, help="resolution (100)")
     args = parser.parse_args(argv)
+    if not 10 <= args.dpi <= 600:
+        parser.error(f"--dpi must be from 10 to 600, not {args.dpi}")
     try:
         plan = load_json(args.plan, "plan")
         check_plan(plan)
         tracks = load_trace(args.timeline) if args.timeline else None
+        if tracks is not None:
+            check_trace_matches(plan, tracks, args.timeline)
         render(plan, tracks, args.output, args.dpi)
     except RenderError as e:
         print(f"render_plan.py: error: {e}", file=sys.stderr)

@@ -310,17 +310,24 @@ void mlir::pipe::printPlanTable(const PlanResult &result,
           : llvm::formatv("at most {0:F1}% above the least the options allow",
                           100 * plan.iterationGapBound)
                 .str();
-  std::string step =
-      options.training ? llvm::formatv(", {0:F3} ms with the optimizer updates",
-                                       plan.predictedStepMs)
-                             .str()
-                       : "";
+  // Three decimals, or three significant digits below a microsecond,
+  // which three decimals would print as 0.000.
+  auto milliseconds = [](double ms) {
+    return (ms > 0 && ms < 1e-3 ? llvm::formatv("{0:E2}", ms)
+                                : llvm::formatv("{0:F3}", ms))
+        .str();
+  };
+  std::string step = options.training
+                         ? ", " + milliseconds(plan.predictedStepMs) +
+                               " ms with the optimizer updates"
+                         : "";
   os << llvm::formatv(
-      "{0} with {1} microbatch{2}: predicted iteration {3:F3} ms ({4}){5}, "
-      "bubble {6:F1}%, lower bound {7:F3} ms (planned in {8:F3} s)\n",
+      "{0} with {1} microbatch{2}: predicted iteration {3} ms ({4}){5}, "
+      "bubble {6:F1}%, lower bound {7} ms (planned in {8:F3} s)\n",
       scheduleName(options), options.microbatches,
-      options.microbatches == 1 ? "" : "es", plan.predictedIterationMs, proof,
-      step, 100 * plan.bubbleFraction, result.lowerBoundMs,
+      options.microbatches == 1 ? "" : "es",
+      milliseconds(plan.predictedIterationMs), proof, step,
+      100 * plan.bubbleFraction, milliseconds(result.lowerBoundMs),
       result.plannerSeconds);
 }
 
