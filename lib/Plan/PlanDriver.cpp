@@ -288,8 +288,8 @@ void mlir::pipe::printPlanTable(const PlanResult &result,
   const PipelinePlan &plan = result.plan;
   os << llvm::formatv("{0,-5} {1,-10} {2,-10} {3,6} {4,10} {5,10} {6,10} "
                       "{7,21} {8,-9} {9}\n",
-                      "stage", "device", "kind", "ops", "GFLOP", "params",
-                      "time ms", "memory / capacity", "recompute", "nodes");
+                      "stage", "device", "kind", "ops", "fwd GFLOP", "params",
+                      "busy ms", "memory / capacity", "recompute", "nodes");
   for (auto [s, stage] : llvm::enumerate(plan.stages)) {
     const Device &device = result.cluster.devices[stage.device];
     const StageCost &cost = result.costs[s];
