@@ -125,7 +125,11 @@ llvm::Expected<Simulation> mlir::pipe::replay(ArrayRef<ReplayStage> costs,
   Simulation simulation;
   auto record = [&](SimEvent::Kind kind, unsigned stage, unsigned mb,
                     double start, double duration) {
-    if (recordEvents && duration > 0)
+    // Every forward and backward pass is in the trace, those that take no
+    // time (a stage of reshapes) too; a recompute or transfer that takes
+    // none is none.
+    if (recordEvents && (duration > 0 || kind == SimEvent::Forward ||
+                         kind == SimEvent::Backward))
       simulation.events.push_back({kind, stage, mb, start, start + duration});
     return start + duration;
   };
