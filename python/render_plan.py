@@ -322,7 +322,9 @@ def main(argv=None) -> int:
     parser.add_argument("--dpi", type=int, default=100, help="resolution (100)")
     args = parser.parse_args(argv)
     if not 10 <= args.dpi <= 600:
-        parser.error(f"--dpi must be from 10 to 600, not {args.dpi}")
+        print(f"render_plan.py: error: --dpi must be from 10 to 600, not {args.dpi}",
+              file=sys.stderr)
+        return 1
     try:
         plan = load_json(args.plan, "plan")
         check_plan(plan)

@@ -350,12 +350,13 @@ llvm::Expected<Device> DeviceReader::read() {
     } else if (peaks->get("fp32")) {
       // A precision the kind runs on its fp32 units (a V100's tf32, a
       // CPU's bf16) keeps its ratio to the fp32 rate given; tensor-core
-      // rates, faster than fp32, stay the catalog's.
+      // rates stay the catalog's (an RTX 4090's tf32, though it equals
+      // its fp32 rate).
       for (auto [key, rate, before] :
            {std::tuple("tf32", &peak.tf32, catalog.tf32),
             std::tuple("bf16", &peak.bf16, catalog.bf16),
             std::tuple("fp16", &peak.fp16, catalog.fp16)})
-        if (!peaks->get(key) && before <= catalog.fp32)
+        if (!peaks->get(key) && runsOnFP32Units(device.spec.kind, key))
           *rate = before / catalog.fp32 * peak.fp32;
     }
   }

@@ -147,6 +147,15 @@ llvm::ArrayRef<DeviceSpec> mlir::pipe::deviceCatalog() {
   return catalog;
 }
 
+bool mlir::pipe::runsOnFP32Units(llvm::StringRef kind,
+                                 llvm::StringRef precision) {
+  if (kind == "cpu")
+    return true;
+  bool noTensorCores =
+      kind == "V100-32GB" || kind == "V100-16GB" || kind == "T4";
+  return noTensorCores && (precision == "tf32" || precision == "bf16");
+}
+
 const DeviceSpec *mlir::pipe::lookupDeviceKind(llvm::StringRef kind) {
   for (const DeviceSpec &spec : deviceCatalog())
     if (spec.kind == kind)

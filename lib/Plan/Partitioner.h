@@ -251,8 +251,8 @@ private:
   /// the classes share its prices.
   std::vector<unsigned> pricingClass;
   /// The transfer after layer j - 1 from class c to class next, by
-  /// (j, c, next); NaN until priced. Empty when a class's devices differ in
-  /// their links.
+  /// (j, c, next), or by (j, c) under a forced order, where c fixes next;
+  /// NaN until priced. Empty when a class's devices differ in their links.
   std::vector<double> cutByClass;
   /// Microbatches in flight on a stage with this many stages after it.
   std::vector<int64_t> inFlight;

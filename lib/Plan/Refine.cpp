@@ -15,6 +15,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <optional>
+#include <tuple>
 
 using namespace mlir;
 using namespace mlir::pipe;
@@ -145,33 +147,111 @@ static double descend(const PlanProblem &problem,
 double mlir::pipe::descendOnCuts(const PlanProblem &problem,
                                  std::vector<StagePlan> &plan,
                                  double objectiveMs) {
-  if (!problem.options().cutAfter.empty())
+  const PlanOptions &options = problem.options();
+  if (!options.cutAfter.empty() || plan.size() < 2)
     return objectiveMs;
-  // Each round moves the one cut that gains most to its best place between
-  // its neighbours: about twice the layers' count of plans a round, each
-  // priced in O(stages).
-  for (unsigned round = 0; round < 1000; ++round) {
-    std::vector<StagePlan> bestMove;
+  // A move changes two stages and the cut between them: the rest of the
+  // plan's sum and slowest steps are kept per round, so that a candidate
+  // costs two stages' prices. Past this many candidates, it stops.
+  constexpr unsigned kCandidates = 200000;
+  bool split = problem.splitBottleneck();
+  double transfers = options.training ? 2 : 1;
+  SmallVector<Recompute, 3> choices = problem.recomputeChoices();
+  unsigned numStages = plan.size();
+  // A stage's or a cut's part of PlanProblem::times.
+  struct Part {
+    double sum = 0, forward = 0, backward = 0;
+  };
+  auto stagePart = [&](unsigned s, unsigned begin, unsigned end,
+                       Recompute recompute) {
+    StageCost cost = problem.stageCost(begin, end, plan[s].device,
+                                       numStages - 1 - s, recompute);
+    if (split)
+      return Part{cost.busyMs(), cost.forwardMs,
+                  cost.backwardMs + cost.recomputeMs};
+    return Part{cost.busyMs(), cost.busyMs(), 0};
+  };
+  auto cutPart = [&](unsigned s, unsigned end) {
+    double x = problem.cutMs(end - 1, plan[s].device, plan[s + 1].device);
+    return Part{transfers * x, x, split ? x : 0};
+  };
+  // The fastest recompute with which [begin, end) fits stage s's device.
+  auto fit = [&](unsigned s, unsigned begin,
+                 unsigned end) -> std::optional<Recompute> {
+    for (Recompute recompute : choices)
+      if (problem.stageMemory(begin, end, numStages - 1 - s, recompute)
+              .total() <= problem.capacityBytes(plan[s].device))
+        return recompute;
+    return std::nullopt;
+  };
+
+  unsigned candidates = 0;
+  while (candidates < kCandidates) {
+    // Parts in pipeline order (stage 0, cut 0, stage 1, ...), with the
+    // largest steps before and after each.
+    unsigned numParts = 2 * numStages - 1;
+    std::vector<Part> parts(numParts), before(numParts + 1),
+        after(numParts + 1);
+    double total = 0;
+    for (unsigned s = 0; s < numStages; ++s) {
+      parts[2 * s] =
+          stagePart(s, plan[s].begin, plan[s].end, plan[s].recompute);
+      if (s + 1 < numStages)
+        parts[2 * s + 1] = cutPart(s, plan[s].end);
+    }
+    auto larger = [](const Part &a, const Part &b) {
+      return Part{0, std::max(a.forward, b.forward),
+                  std::max(a.backward, b.backward)};
+    };
+    for (unsigned i = 0; i < numParts; ++i) {
+      total += parts[i].sum;
+      before[i + 1] = larger(before[i], parts[i]);
+      after[numParts - 1 - i] =
+          larger(after[numParts - i], parts[numParts - 1 - i]);
+    }
+
     double best = objectiveMs;
-    for (unsigned s = 0; s + 1 < plan.size(); ++s) {
-      for (unsigned end = plan[s].begin + 1; end < plan[s + 1].end; ++end) {
+    std::optional<std::tuple<unsigned, unsigned, Recompute, Recompute>> move;
+    for (unsigned s = 0; s + 1 < numStages && candidates < kCandidates; ++s) {
+      for (unsigned end = plan[s].begin + 1;
+           end < plan[s + 1].end && candidates < kCandidates; ++end) {
         if (end == plan[s].end)
           continue;
-        std::vector<StagePlan> neighbour = plan;
-        neighbour[s].end = neighbour[s + 1].begin = end;
-        if (!fitRecompute(problem, neighbour))
+        ++candidates;
+        std::optional<Recompute> first = fit(s, plan[s].begin, end);
+        std::optional<Recompute> second =
+            first ? fit(s + 1, end, plan[s + 1].end) : std::nullopt;
+        if (!second)
           continue;
-        double objective = problem.objectiveMs(neighbour);
+        Part a = stagePart(s, plan[s].begin, end, *first);
+        Part x = cutPart(s, end);
+        Part b = stagePart(s + 1, end, plan[s + 1].end, *second);
+        double sum = total - parts[2 * s].sum - parts[2 * s + 1].sum -
+                     parts[2 * s + 2].sum + a.sum + x.sum + b.sum;
+        Part slowest = larger(larger(before[2 * s], after[2 * s + 3]),
+                              larger(larger(a, x), b));
+        double objective = sum + double(options.microbatches - 1) *
+                                     (slowest.forward + slowest.backward);
         if (objective < best * (1 - 1e-12)) {
           best = objective;
-          bestMove = std::move(neighbour);
+          move = {s, end, *first, *second};
         }
       }
     }
-    if (bestMove.empty())
+    if (!move)
       break;
-    plan = std::move(bestMove);
-    objectiveMs = best;
+    std::vector<StagePlan> moved = plan;
+    auto [s, end, first, second] = *move;
+    moved[s].end = moved[s + 1].begin = end;
+    moved[s].recompute = first;
+    moved[s + 1].recompute = second;
+    // Priced whole, as the search prices it: a move only counts if the
+    // plan's own objective falls.
+    double objective = problem.objectiveMs(moved);
+    if (!(objective < objectiveMs * (1 - 1e-12)))
+      break;
+    plan = std::move(moved);
+    objectiveMs = objective;
   }
   return objectiveMs;
 }

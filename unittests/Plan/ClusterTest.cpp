@@ -94,7 +94,8 @@ TEST(ClusterFile, PrecisionsWithoutUnitsOfTheirOwnFollowFP32) {
 {"devices": [{"name": "t", "kind": "T4", "peak_tflops": {"fp32": 20}},
              {"name": "c", "kind": "cpu", "cores": 8, "memory_gb": 16,
               "peak_tflops": {"fp32": 0.1}},
-             {"name": "v", "kind": "V100-32GB", "peak_tflops": {"fp16": 100}}]}
+             {"name": "v", "kind": "V100-32GB", "peak_tflops": {"fp16": 100}},
+             {"name": "r", "kind": "RTX4090", "peak_tflops": {"fp32": 40}}]}
 )json",
                                                  "c.json");
   ASSERT_TRUE(static_cast<bool>(cluster))
@@ -114,6 +115,8 @@ TEST(ClusterFile, PrecisionsWithoutUnitsOfTheirOwnFollowFP32) {
   EXPECT_DOUBLE_EQ(v100.fp32, 15.7);
   EXPECT_DOUBLE_EQ(v100.tf32, 15.7);
   EXPECT_DOUBLE_EQ(v100.fp16, 100);
+  // An RTX 4090's tf32 is a tensor-core rate that equals its fp32 rate.
+  EXPECT_DOUBLE_EQ(cluster->devices[3].spec.peak.tf32, 82.6);
 }
 
 TEST(ClusterFile, NVLinkJoinsOnlyDevicesOfOneKind) {

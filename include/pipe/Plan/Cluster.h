@@ -65,6 +65,11 @@ bool sameSpec(const DeviceSpec &a, const DeviceSpec &b);
 /// A100-40GB, V100-32GB, V100-16GB, L4, T4, RTX4090, A10 and cpu.
 llvm::ArrayRef<DeviceSpec> deviceCatalog();
 
+/// Whether the catalog's `kind` runs `precision` ("tf32", "bf16", "fp16")
+/// on its fp32 units, for lack of tensor cores of that precision: TF32 and
+/// BF16 on V100 and T4, every precision on a CPU.
+bool runsOnFP32Units(llvm::StringRef kind, llvm::StringRef precision);
+
 /// The catalog entry of `kind`, or null.
 const DeviceSpec *lookupDeviceKind(llvm::StringRef kind);
 
