@@ -37,9 +37,12 @@ static LogicalResult importConv(NodeContext &ctx) {
   ArrayRef<int64_t> kernel = weight.getShape().drop_front(2);
   if (auto given = ctx.getInts("kernel_shape"); given && *given != kernel)
     return ctx.emitError() << "kernel_shape does not match the weight";
+  // One error: the first attribute at fault.
   auto strides = intsOr(ctx, "strides", n, 1);
+  if (failed(strides))
+    return failure();
   auto dilations = intsOr(ctx, "dilations", n, 1);
-  if (failed(strides) || failed(dilations))
+  if (failed(dilations))
     return failure();
   auto pads = resolvePads(ctx, input.getShape().drop_front(2), kernel, *strides,
                           *dilations);
@@ -66,10 +69,15 @@ static LogicalResult importConvTranspose(NodeContext &ctx) {
   if (auto given = ctx.getInts("kernel_shape");
       given && *given != weight.getShape().drop_front(2))
     return ctx.emitError() << "kernel_shape does not match the weight";
+  // One error: the first attribute at fault.
   auto strides = intsOr(ctx, "strides", n, 1);
+  if (failed(strides))
+    return failure();
   auto dilations = intsOr(ctx, "dilations", n, 1);
+  if (failed(dilations))
+    return failure();
   auto outputPadding = intsOr(ctx, "output_padding", n, 0);
-  if (failed(strides) || failed(dilations) || failed(outputPadding))
+  if (failed(outputPadding))
     return failure();
   SmallVector<int64_t> pads(2 * n, 0);
   std::string autoPad = ctx.getString("auto_pad", "NOTSET");
@@ -142,9 +150,12 @@ template <typename OpTy> static LogicalResult importPool(NodeContext &ctx) {
   auto kernel = ctx.getInts("kernel_shape");
   if (!kernel || kernel->size() != n)
     return ctx.emitError() << "kernel_shape must have " << n << " entries";
+  // One error: the first attribute at fault.
   auto strides = intsOr(ctx, "strides", n, 1);
+  if (failed(strides))
+    return failure();
   auto dilations = intsOr(ctx, "dilations", n, 1);
-  if (failed(strides) || failed(dilations))
+  if (failed(dilations))
     return failure();
   if (!isMax && llvm::any_of(*dilations, [](int64_t d) { return d != 1; }))
     return ctx.emitError() << "unsupported attribute value: dilations other "

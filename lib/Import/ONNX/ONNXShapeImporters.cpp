@@ -228,9 +228,12 @@ static LogicalResult importSlice(NodeContext &ctx) {
     if (auto a = ctx.getInts("axes"))
       axes = *a;
   } else {
+    // One error: the first input that is not a constant.
     auto s = ctx.constantInts(1, "starts");
+    if (failed(s))
+      return failure();
     auto e = ctx.constantInts(2, "ends");
-    if (failed(s) || failed(e))
+    if (failed(e))
       return failure();
     starts = *s;
     ends = *e;
