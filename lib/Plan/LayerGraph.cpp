@@ -160,13 +160,18 @@ llvm::Expected<LayerGraph> mlir::pipe::buildLayerGraph(func::FuncOp func) {
     for (Value result : op.getResults())
       results += tensorBytes(result.getType());
     // While an op runs, its activation operands and results are live (in
-    // the backward pass, their gradients). A reshape aliases its input.
+    // the backward pass, their gradients). A reshape aliases its input, so
+    // a reshaped parameter is the parameter, counted as one already.
+    auto isParameter = [&](Value value) {
+      while (auto reshape = value.getDefiningOp<ReshapeOp>())
+        value = reshape.getInput();
+      return paramOfValue.count(value) != 0;
+    };
     if (!isa<ReshapeOp>(op)) {
       int64_t live = results;
       SmallVector<Value> counted;
       for (Value operand : op.getOperands())
-        if (!paramOfValue.count(operand) &&
-            !llvm::is_contained(counted, operand)) {
+        if (!isParameter(operand) && !llvm::is_contained(counted, operand)) {
           counted.push_back(operand);
           live += tensorBytes(operand.getType());
         }

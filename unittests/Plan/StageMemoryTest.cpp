@@ -123,4 +123,26 @@ TEST_F(StageMemoryTest, InferenceKeepsNoStash) {
   EXPECT_EQ(m.total(), kParam + 2 * kAct);
 }
 
+TEST(StageMemory, AReshapedParameterIsNoWorkspace) {
+  MLIRContext context;
+  context.loadDialect<PipeDialect, func::FuncDialect>();
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(R"mlir(
+pipe.parameter @w : tensor<16384xf32> trainable
+func.func @f(%x: tensor<32x128xf32>) -> tensor<32x128xf32> {
+  %w = pipe.param_ref @w : tensor<16384xf32>
+  %m = pipe.reshape %w : tensor<16384xf32> to tensor<128x128xf32>
+  %y = pipe.matmul %x, %m : tensor<32x128xf32>, tensor<128x128xf32>
+  return %y : tensor<32x128xf32>
+}
+)mlir",
+                                                             &context);
+  llvm::Expected<LayerGraph> graph =
+      buildLayerGraph(module->lookupSymbol<func::FuncOp>("f"));
+  ASSERT_TRUE(bool(graph)) << llvm::toString(graph.takeError());
+  // The matmul's input and result; the weight counts as a parameter only.
+  for (const PlanLayer &layer : graph->layers)
+    EXPECT_LE(layer.workspaceBytes, 2 * kAct);
+  EXPECT_EQ(graph->layers.back().workspaceBytes, 2 * kAct);
+}
+
 } // namespace
