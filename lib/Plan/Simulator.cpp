@@ -255,8 +255,12 @@ llvm::Expected<Simulation> mlir::pipe::replay(ArrayRef<ReplayStage> costs,
   double total = 0;
   for (double b : busy)
     total += b;
+  // The busy times add up to the iteration on one stage, but for rounding:
+  // a bubble of -2e-16 is none.
   simulation.bubbleFraction =
-      end > 0 && numStages ? 1.0 - total / (double(numStages) * end) : 0;
+      end > 0 && numStages
+          ? std::max(0.0, 1.0 - total / (double(numStages) * end))
+          : 0;
   return simulation;
 }
 
