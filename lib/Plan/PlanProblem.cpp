@@ -319,20 +319,25 @@ SmallVector<Recompute, 3> PlanProblem::recomputeChoices() const {
   return {Recompute::None, Recompute::Selective, Recompute::Full};
 }
 
+std::optional<Recompute>
+mlir::pipe::fastestFittingRecompute(const PlanProblem &problem, unsigned begin,
+                                    unsigned end, unsigned positionFromEnd,
+                                    unsigned device) {
+  for (Recompute recompute : problem.recomputeChoices())
+    if (problem.stageMemory(begin, end, positionFromEnd, recompute).total() <=
+        problem.capacityBytes(device))
+      return recompute;
+  return std::nullopt;
+}
+
 bool mlir::pipe::fitRecompute(const PlanProblem &problem,
                               std::vector<StagePlan> &plan) {
-  SmallVector<Recompute, 3> choices = problem.recomputeChoices();
   for (auto [s, stage] : llvm::enumerate(plan)) {
-    bool fits = false;
-    for (Recompute rc : choices)
-      if (problem.stageMemory(stage.begin, stage.end, plan.size() - 1 - s, rc)
-              .total() <= problem.capacityBytes(stage.device)) {
-        stage.recompute = rc;
-        fits = true;
-        break;
-      }
-    if (!fits)
+    std::optional<Recompute> recompute = fastestFittingRecompute(
+        problem, stage.begin, stage.end, plan.size() - 1 - s, stage.device);
+    if (!recompute)
       return false;
+    stage.recompute = *recompute;
   }
   return true;
 }

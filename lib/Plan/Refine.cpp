@@ -156,7 +156,6 @@ double mlir::pipe::descendOnCuts(const PlanProblem &problem,
   constexpr unsigned kCandidates = 200000;
   bool split = problem.splitBottleneck();
   double transfers = options.training ? 2 : 1;
-  SmallVector<Recompute, 3> choices = problem.recomputeChoices();
   unsigned numStages = plan.size();
   // A stage's or a cut's part of PlanProblem::times.
   struct Part {
@@ -175,14 +174,9 @@ double mlir::pipe::descendOnCuts(const PlanProblem &problem,
     double x = problem.cutMs(end - 1, plan[s].device, plan[s + 1].device);
     return Part{transfers * x, x, split ? x : 0};
   };
-  // The fastest recompute with which [begin, end) fits stage s's device.
-  auto fit = [&](unsigned s, unsigned begin,
-                 unsigned end) -> std::optional<Recompute> {
-    for (Recompute recompute : choices)
-      if (problem.stageMemory(begin, end, numStages - 1 - s, recompute)
-              .total() <= problem.capacityBytes(plan[s].device))
-        return recompute;
-    return std::nullopt;
+  auto fit = [&](unsigned s, unsigned begin, unsigned end) {
+    return fastestFittingRecompute(problem, begin, end, numStages - 1 - s,
+                                   plan[s].device);
   };
 
   unsigned candidates = 0;

@@ -364,6 +364,14 @@ double relaxedFloorMs(const PlanProblem &problem, bool replay);
 /// `bytes` for people: "1.5 GiB", "512 B".
 std::string formatBytes(int64_t bytes);
 
+/// The fastest recompute the options allow with which the stage [begin,
+/// end), `positionFromEnd` stages from the end, fits `device`; none if
+/// none fits.
+std::optional<Recompute> fastestFittingRecompute(const PlanProblem &problem,
+                                                 unsigned begin, unsigned end,
+                                                 unsigned positionFromEnd,
+                                                 unsigned device);
+
 /// Gives every stage of `plan` the fastest recompute the options allow
 /// that fits its device; fails if some stage fits with none.
 bool fitRecompute(const PlanProblem &problem, std::vector<StagePlan> &plan);
