@@ -159,25 +159,24 @@ llvm::Expected<LayerGraph> mlir::pipe::buildLayerGraph(func::FuncOp func) {
     int64_t results = 0;
     for (Value result : op.getResults())
       results += tensorBytes(result.getType());
-    // While an op runs, its activation operands and results are live (in
-    // the backward pass, their gradients). A reshape aliases its input, so
-    // a reshaped parameter is the parameter, counted as one already.
-    auto isParameter = [&](Value value) {
-      while (auto reshape = value.getDefiningOp<ReshapeOp>())
-        value = reshape.getInput();
-      return paramOfValue.count(value) != 0;
-    };
+    // A reshape aliases its input: it keeps nothing and takes no workspace.
     if (!isa<ReshapeOp>(op)) {
+      // While an op runs, its activation operands and results are live (in
+      // the backward pass, their gradients). A reshaped parameter is the
+      // parameter, counted as one already.
       int64_t live = results;
       SmallVector<Value> counted;
-      for (Value operand : op.getOperands())
-        if (!isParameter(operand) && !llvm::is_contained(counted, operand)) {
+      for (Value operand : op.getOperands()) {
+        Value aliased = operand;
+        while (auto reshape = aliased.getDefiningOp<ReshapeOp>())
+          aliased = reshape.getInput();
+        if (!paramOfValue.count(aliased) &&
+            !llvm::is_contained(counted, operand)) {
           counted.push_back(operand);
           live += tensorBytes(operand.getType());
         }
+      }
       layer.workspaceBytes = std::max(layer.workspaceBytes, live);
-    }
-    if (!isa<ReshapeOp>(op)) {
       layer.stashBytes += results;
       if (cost.contraction)
         layer.contractionBytes += results;
