@@ -17,6 +17,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -209,6 +210,13 @@ static bool plausible(double value) {
 }
 static const char *kPlausible = "a number from 1e-6 to 1e6";
 
+/// A number as the file would write it: 0.5, 15, 1e-05.
+static std::string shortest(double value) {
+  std::string text;
+  llvm::raw_string_ostream(text) << llvm::format("%g", value);
+  return text;
+}
+
 llvm::Expected<std::optional<double>>
 DeviceReader::number(llvm::StringRef key) {
   const llvm::json::Value *value = object.get(key);
@@ -224,7 +232,8 @@ llvm::Expected<Device> DeviceReader::read() {
   static const char *const known[] = {"name",        "kind",
                                       "host",        "cores",
                                       "memory_gb",   "memory_bandwidth_gbps",
-                                      "peak_tflops", "compute_capability"};
+                                      "peak_tflops", "compute_capability",
+                                      "reserved_gb"};
   Device device;
   std::optional<llvm::StringRef> name = object.getString("name");
   if (!name || name->empty())
@@ -306,6 +315,17 @@ llvm::Expected<Device> DeviceReader::read() {
   }
   if (device.spec.isCPU() && device.spec.memoryGB <= 0)
     return fail("a cpu device needs \"memory_gb\"");
+  if (const llvm::json::Value *value = object.get("reserved_gb")) {
+    std::optional<double> reserved = value->getAsNumber();
+    if (!reserved || !(*reserved == 0 || plausible(*reserved)))
+      return fail("'reserved_gb' must be 0 or " + llvm::Twine(kPlausible));
+    device.spec.reservedGB = *reserved;
+  }
+  if (device.spec.reservedGB >= device.spec.memoryGB)
+    return fail("'reserved_gb' (" +
+                llvm::Twine(shortest(device.spec.reservedGB)) +
+                ") leaves none of the " + shortest(device.spec.memoryGB) +
+                " GiB of memory to the stages");
 
   if (const llvm::json::Value *value = object.get("compute_capability")) {
     // Major and minor version, and a feature suffix: "8.0", "9.0a".

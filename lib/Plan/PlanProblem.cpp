@@ -246,7 +246,7 @@ double PlanProblem::cutMs(unsigned cut, unsigned from, unsigned to) const {
 }
 
 int64_t PlanProblem::capacityBytes(unsigned device) const {
-  return int64_t(clusterRef.devices[device].spec.memoryGB * 1073741824.0);
+  return int64_t(clusterRef.devices[device].spec.capacityGB() * 1073741824.0);
 }
 
 double PlanProblem::lowerBoundMs() const {

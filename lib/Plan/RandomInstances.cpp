@@ -60,7 +60,9 @@ Cluster mlir::pipe::randomCluster(std::mt19937 &rng, unsigned numDevices) {
     device.name = "d" + std::to_string(d);
     device.host = "h" + std::to_string(host(rng));
     device.spec = *lookupDeviceKind(kinds[kind(rng)]);
+    // The memory the stages get: nothing kept for a runtime.
     device.spec.memoryGB = std::round(memory(rng));
+    device.spec.reservedGB = 0;
     cluster.devices.push_back(device);
   }
   return cluster;

@@ -1,6 +1,7 @@
 //===- ClusterTest.cpp - device catalog and cluster.json ------------------===//
 
 #include "pipe/Plan/Cluster.h"
+#include "pipe/Plan/RandomInstances.h"
 
 #include "gtest/gtest.h"
 
@@ -39,6 +40,11 @@ TEST(DeviceCatalog, NumbersFromTheDatasheets) {
   EXPECT_EQ(a100->arch(), "sm_80");
   const DeviceSpec *t4 = lookupDeviceKind("T4");
   EXPECT_DOUBLE_EQ(t4->peak.fp16, 65);
+  // The datasheet's "16 GB" T4 reports 15360 MiB; a GiB of it is the
+  // runtime's.
+  EXPECT_DOUBLE_EQ(t4->memoryGB, 15);
+  EXPECT_DOUBLE_EQ(t4->capacityGB(), 15 - kGPUReservedGB);
+  EXPECT_DOUBLE_EQ(lookupDeviceKind("L4")->memoryGB, 23034.0 / 1024);
   EXPECT_EQ(t4->arch(), "sm_75");
   EXPECT_EQ(lookupDeviceKind("H200")->arch(), "sm_90");
   EXPECT_TRUE(lookupDeviceKind("cpu")->isCPU());
@@ -374,6 +380,61 @@ TEST(ClusterFile, DevicesWithoutAKindGiveEveryNumber) {
                                      "peak_tflops": {"fp16": 40},
                                      "compute_capability": "8.6"}]})")
                 .find("without a \"kind\", peak_tflops needs \"fp32\""),
+            std::string::npos);
+}
+
+TEST(ClusterFile, TheRuntimeKeepsPartOfAGPUsMemory) {
+  llvm::Expected<Cluster> cluster = parseCluster(
+      R"({"devices": [
+            {"name": "t", "kind": "T4"},
+            {"name": "u", "kind": "T4", "memory_gb": 12},
+            {"name": "v", "kind": "T4", "reserved_gb": 0.25},
+            {"name": "w", "kind": "T4", "reserved_gb": 0},
+            {"name": "g", "memory_gb": 48, "memory_bandwidth_gbps": 960,
+             "peak_tflops": {"fp32": 40}, "compute_capability": "8.6"},
+            {"name": "c", "kind": "cpu", "cores": 4, "memory_gb": 8}]})",
+      "cluster.json");
+  ASSERT_TRUE(static_cast<bool>(cluster))
+      << llvm::toString(cluster.takeError());
+  auto capacity = [&](unsigned d) {
+    return cluster->devices[d].spec.capacityGB();
+  };
+  EXPECT_DOUBLE_EQ(capacity(0), 14);
+  // memory_gb is the device's total; the reserve stays.
+  EXPECT_DOUBLE_EQ(capacity(1), 11);
+  EXPECT_DOUBLE_EQ(capacity(2), 14.75);
+  EXPECT_DOUBLE_EQ(capacity(3), 15);
+  // A GPU without a kind keeps the same reserve, a CPU none.
+  EXPECT_DOUBLE_EQ(capacity(4), 48 - kGPUReservedGB);
+  EXPECT_DOUBLE_EQ(capacity(5), 8);
+  // Devices that differ only in their reserve are not interchangeable.
+  EXPECT_FALSE(sameSpec(cluster->devices[0].spec, cluster->devices[2].spec));
+
+  // The planner's capacity in bytes.
+  std::mt19937 rng(1);
+  LayerGraph graph = randomLayerGraph(rng, 2, 1 << 20);
+  PlanOptions options;
+  PlanProblem problem(graph, *cluster, options);
+  EXPECT_EQ(problem.capacityBytes(0), int64_t(14) << 30);
+  EXPECT_EQ(problem.capacityBytes(2), int64_t(59) << 28);
+
+  EXPECT_NE(errorOf(R"({"devices": [{"name": "a", "kind": "T4",
+                                     "reserved_gb": -1}]})")
+                .find("device 0 (a): 'reserved_gb' must be 0 or a number "
+                      "from 1e-6 to 1e6"),
+            std::string::npos);
+  EXPECT_NE(errorOf(R"({"devices": [{"name": "a", "kind": "T4",
+                                     "reserved_gb": "1"}]})")
+                .find("'reserved_gb' must be 0 or"),
+            std::string::npos);
+  EXPECT_NE(errorOf(R"({"devices": [{"name": "a", "kind": "T4",
+                                     "memory_gb": 0.5}]})")
+                .find("device 0 (a): 'reserved_gb' (1) leaves none of the "
+                      "0.5 GiB of memory to the stages"),
+            std::string::npos);
+  EXPECT_NE(errorOf(R"({"devices": [{"name": "a", "kind": "cpu", "cores": 1,
+                                     "memory_gb": 2, "reserved_gb": 2}]})")
+                .find("'reserved_gb' (2) leaves none of the 2 GiB"),
             std::string::npos);
 }
 

@@ -90,6 +90,7 @@ TEST(Partitioner, MatchesExhaustiveSearchWithInterchangeableDevices) {
       device.host = "h0";
       device.spec = *lookupDeviceKind(kinds[rng() % 2]);
       device.spec.memoryGB = rng() % 2 ? 3 : 6;
+      device.spec.reservedGB = 0;
       cluster.devices.push_back(device);
     }
     PlanOptions options = randomOptions(rng);
@@ -361,8 +362,10 @@ TEST(Partitioner, BlocksFitWhereverLayersFit) {
     for (PlanValue &value : graph.values)
       value.bytes *= scale;
     Cluster cluster = randomCluster(rng, numDevices);
-    for (Device &device : cluster.devices)
+    for (Device &device : cluster.devices) {
       device.spec.memoryGB = std::uniform_int_distribution<int>(1, 8)(rng);
+      device.spec.reservedGB = 0;
+    }
     PlanOptions options = oneFOneBTraining(rng, 1);
     options.maxExactLayers = numDevices;
     PlanProblem problem(graph, cluster, options);

@@ -305,6 +305,7 @@ TEST(ReplaySearch, ReplaySearchFindsTheLeastFromTheSlowestPlan) {
     for (unsigned group = 0; group < 2; ++group) {
       DeviceSpec spec = *lookupDeviceKind(kinds[rng() % 4]);
       spec.memoryGB = 1 + rng() % 4;
+      spec.reservedGB = 0;
       for (unsigned d = 0; d < 3; ++d)
         cluster.devices.push_back({"d" + std::to_string(cluster.devices.size()),
                                    "h" + std::to_string(rng() % 2), spec});
@@ -400,6 +401,7 @@ TEST(ReplaySearch, OneFOneBHasTheLeastReplayAtSixDevicesTwentyLayers) {
       Device device{"d" + std::to_string(d), "h",
                     *lookupDeviceKind(kinds[d / 2])};
       device.spec.memoryGB = 2 + 2 * (d / 2) + trial;
+      device.spec.reservedGB = 0;
       cluster.devices.push_back(device);
     }
     std::vector<std::vector<unsigned>> classes =

@@ -34,11 +34,25 @@ struct LinkSpec {
   double latencyUs = 0;
 };
 
+/// What the runtime keeps on a GPU by default, in GiB: the CUDA context
+/// (about 0.3-0.5 GiB with lazy module loading), the cuBLAS(Lt) workspaces
+/// (up to 32 MiB per stream on Hopper), NCCL's buffers for the two
+/// neighbours of a stage (4 MiB per channel and direction by default), and
+/// room for the allocator's fragmentation. A cluster file's `reserved_gb`
+/// sets another; measure it as the total less what cudaMemGetInfo leaves
+/// free once the stage's libraries are loaded.
+inline constexpr double kGPUReservedGB = 1;
+
 /// One kind of device in the catalog, or a device after cluster overrides.
 struct DeviceSpec {
   std::string kind;
   PeakTflops peak;
+  /// The device's memory in GiB: for a GPU, the total nvidia-smi reports.
   double memoryGB = 0;
+  /// What the runtime keeps for itself on the device, in GiB: the CUDA
+  /// context, the cuBLAS(Lt) workspaces and NCCL's buffers. The stages get
+  /// the rest (capacityGB).
+  double reservedGB = 0;
   double memoryBandwidthGBps = 0;
   /// "8.0" for GPUs; empty for CPUs.
   std::string computeCapability;
@@ -53,6 +67,8 @@ struct DeviceSpec {
   std::string source;
 
   bool isCPU() const { return computeCapability.empty(); }
+  /// The memory a stage may use, in GiB.
+  double capacityGB() const { return memoryGB - reservedGB; }
   /// "sm_80" for compute capability 8.0; empty for CPUs.
   std::string arch() const;
 };
