@@ -67,8 +67,9 @@ std::vector<unsigned> mlir::pipe::fastestFirst(const PlanProblem &problem) {
   return order;
 }
 
-Partitioner::Partitioner(const PlanProblem &problem, unsigned stages)
-    : problem(problem), options(problem.options()) {
+Partitioner::Partitioner(const PlanProblem &problem, unsigned stages,
+                         bool leastLinks)
+    : problem(problem), options(problem.options()), leastLinks(leastLinks) {
   if (!stages)
     stages = options.stages;
   const Cluster &cluster = problem.cluster();
@@ -83,18 +84,18 @@ Partitioner::Partitioner(const PlanProblem &problem, unsigned stages)
   } else {
     for (std::vector<unsigned> &group : cluster.interchangeableDevices())
       classes.push_back({SmallVector<unsigned>(group.begin(), group.end())});
-    // Too many classes to count exactly: devices of one kind form one
-    // class whatever their hosts (host by host, so that neighbouring stages
-    // of a class share a host); failing that, every device takes a stage,
-    // fastest first.
+    // Too many classes to count exactly, or cuts at their least transfer:
+    // devices of one kind form one class whatever their hosts (host by
+    // host, so that neighbouring stages of a class share a host); failing
+    // that, every device takes a stage, fastest first.
     auto cells = [&] {
       SmallVector<size_t> sizes;
       for (const DeviceClass &cls : classes)
         sizes.push_back(cls.devices.size());
       return dynamicProgramCells(problem.numLayers(), sizes);
     };
-    if (cells() > kMaxCells) {
-      approximate = true;
+    if (leastLinks || cells() > kMaxCells) {
+      approximate = !leastLinks;
       std::vector<unsigned> byHost(numDevices);
       std::iota(byHost.begin(), byHost.end(), 0);
       llvm::stable_sort(byHost, [&](unsigned a, unsigned b) {
@@ -130,6 +131,12 @@ Partitioner::Partitioner(const PlanProblem &problem, unsigned stages)
       std::iota(keyStages.begin(), keyStages.end(), 0);
       requiredStages = classes.size();
     }
+  }
+  if (leastLinks) {
+    classOf.resize(numDevices);
+    for (auto [c, cls] : llvm::enumerate(classes))
+      for (unsigned device : cls.devices)
+        classOf[device] = c;
   }
   if (!forcedOrder) {
     unsigned keys = 1;
@@ -260,8 +267,14 @@ double Partitioner::cutTime(unsigned j, unsigned c, unsigned from,
   unsigned numClasses = classes.size();
   double &x = cutByClass[(size_t(j) * (numClasses + 1) + c) * slotsPerKey() +
                          (forcedOrder ? 0 : next)];
-  if (std::isnan(x))
-    x = problem.cutMs(j - 1, from, to);
+  if (!std::isnan(x))
+    return x;
+  x = problem.cutMs(j - 1, from, to);
+  if (leastLinks)
+    for (unsigned a : classes[c].devices)
+      for (unsigned b : classes[next].devices)
+        if (a != b)
+          x = std::min(x, problem.cutMs(j - 1, a, b));
   return x;
 }
 
@@ -281,6 +294,16 @@ void Partitioner::priceStages(size_t slot, unsigned c, unsigned i, unsigned j) {
             memory.stashPerMicrobatch * memory.microbatchesInFlight,
         memory.stashPerMicrobatch};
   }
+}
+
+PlanProblem::Times Partitioner::planTimes(ArrayRef<StagePlan> plan,
+                                          bool unhidden) {
+  if (!leastLinks)
+    return problem.times(plan, unhidden);
+  return problem.times(
+      plan, unhidden, [&](unsigned cut, unsigned from, unsigned to) {
+        return cutTime(cut + 1, classOf[from], from, classOf[to], to);
+      });
 }
 
 std::vector<double> Partitioner::sumsWithin(ArrayRef<double> limits) {

@@ -68,10 +68,21 @@ struct SearchLimits {
 class Partitioner {
 public:
   /// `stages`, when not zero, fixes the stage count as --stages would.
-  explicit Partitioner(const PlanProblem &problem, unsigned stages = 0);
+  /// With `leastLinks`, devices with the same numbers form one class
+  /// whatever their hosts, and a cut between two classes costs its transfer
+  /// over the fastest link between any two of their devices: no plan costs
+  /// more than in the cluster, so the least of any objective that grows
+  /// with stage and transfer times is a lower bound on the cluster's, with
+  /// fewer classes to count.
+  explicit Partitioner(const PlanProblem &problem, unsigned stages = 0,
+                       bool leastLinks = false);
 
   /// The plan of least sum under `limits`, if any.
   std::optional<std::vector<StagePlan>> search(const SearchLimits &limits);
+
+  /// PlanProblem::times as the searches price `plan`: with `leastLinks`,
+  /// each cut at its least transfer. After a search.
+  PlanProblem::Times planTimes(ArrayRef<StagePlan> plan, bool unhidden);
 
   /// For each of the ascending `limits` and each suffix (by cell), the
   /// least sum of its plans whose unhidden stage times and transfers are all
@@ -88,7 +99,7 @@ public:
   /// The classes' sizes and places in a key, when the classes are the
   /// cluster's interchangeable devices; empty otherwise.
   SmallVector<unsigned> keyRadix() const {
-    return forcedOrder || approximate
+    return forcedOrder || approximate || leastLinks
                ? SmallVector<unsigned>()
                : SmallVector<unsigned>(radix.begin(), radix.end());
   }
@@ -101,6 +112,11 @@ public:
   /// Whether the device classes were simplified, which restricts the
   /// search: the result is then not proven optimal.
   bool isApproximate() const { return approximate; }
+  /// The states of the dynamic program per layer boundary.
+  size_t numStates() const { return size_t(numKeys()) * slotsPerKey(); }
+  /// Whether cuts cost their least transfer (the constructor's
+  /// `leastLinks`): the results then bound the cluster's from below.
+  bool leastLinkCuts() const { return leastLinks; }
   /// Whether, with too many classes even by kind, the fastest devices take
   /// one stage each, fastest first: as many as the stage count fixed, else
   /// one per device (or per layer), and the caller searches the count.
@@ -212,8 +228,10 @@ private:
   const PlanProblem &problem;
   const PlanOptions &options;
   std::vector<DeviceClass> classes;
+  /// Each device's class, with `leastLinks`.
+  std::vector<unsigned> classOf;
   bool forcedOrder = false;
-  bool approximate = false, fastestOnly = false;
+  bool approximate = false, fastestOnly = false, leastLinks = false;
   std::vector<unsigned> radix, keyStages;
   /// The digits of every key: devices used per class.
   std::vector<uint16_t> keyDigits;

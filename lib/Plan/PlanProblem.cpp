@@ -267,8 +267,8 @@ bool PlanProblem::splitBottleneck() const {
   return opts.training && opts.schedule == Schedule::GPipe;
 }
 
-PlanProblem::Times PlanProblem::times(ArrayRef<StagePlan> stages,
-                                      bool unhidden) const {
+PlanProblem::Times PlanProblem::times(ArrayRef<StagePlan> stages, bool unhidden,
+                                      CutPrice cutPrice) const {
   Times result;
   bool split = splitBottleneck();
   double transfers = opts.training ? 2 : 1;
@@ -290,7 +290,9 @@ PlanProblem::Times PlanProblem::times(ArrayRef<StagePlan> stages,
       result.slowestForward = std::max(result.slowestForward, slowest);
     }
     if (s + 1 < numStages) {
-      double x = cutMs(stage.end - 1, stage.device, stages[s + 1].device);
+      double x =
+          cutPrice ? cutPrice(stage.end - 1, stage.device, stages[s + 1].device)
+                   : cutMs(stage.end - 1, stage.device, stages[s + 1].device);
       result.sum += transfers * x;
       result.slowestForward = std::max(result.slowestForward, x);
       if (split)

@@ -51,6 +51,16 @@ static constexpr unsigned kExactLayers = 256;
 /// of one kind took 7.7 s without that).
 static constexpr double kCheapTransitions = 5e6;
 
+/// Runs of the dynamic program past which a bottleneck search stops and
+/// reports the gap it has proven.
+static constexpr unsigned kSearchRuns = 3000;
+
+/// Past PlanOptions::floorCells, the search for the floor under the 1F1B
+/// replay makes only this many runs on the cluster's own classes
+/// (replayFloor): a run there took 0.23 s on a 176-node ResNet on six
+/// classes (2.9 million cells), and the whole search 28 runs.
+static constexpr unsigned kFloorRunsOnManyCells = 4;
+
 /// Checks the hand-given parts of the options against the problem.
 static llvm::Error checkOptions(const PlanProblem &problem) {
   const PlanOptions &options = problem.options();
@@ -242,7 +252,7 @@ public:
     std::optional<std::vector<StagePlan>> plan = partitioner.search(limits);
     const Found *found = nullptr;
     if (plan) {
-      PlanProblem::Times times = problem.times(*plan, unhidden);
+      PlanProblem::Times times = partitioner.planTimes(*plan, unhidden);
       found = &results.emplace_back(Found{std::move(*plan), times});
       onFound(*found);
     }
@@ -328,24 +338,53 @@ static double objectiveFloor(const PlanProblem &problem) {
                   relaxedFloorMs(problem, /*replay=*/false));
 }
 
+/// `plan` with each stage in turn on the device, of those with its
+/// numbers that no stage before took, that the stage before reaches
+/// fastest: a plan searched with each cut at its least transfer
+/// (Partitioner's `leastLinks`) keeps its stages and recomputes, and its
+/// neighbours share a host where they can.
+static std::vector<StagePlan> onNearDevices(const PlanProblem &problem,
+                                            std::vector<StagePlan> plan) {
+  const Cluster &cluster = problem.cluster();
+  std::vector<bool> taken(problem.numDevices());
+  for (unsigned s = 0; s < plan.size(); ++s) {
+    const DeviceSpec &spec = cluster.devices[plan[s].device].spec;
+    unsigned best = plan[s].device;
+    double fastest = kInf;
+    for (unsigned d = 0; d < problem.numDevices(); ++d) {
+      if (taken[d] || !sameSpec(cluster.devices[d].spec, spec))
+        continue;
+      double x =
+          s ? problem.cutMs(plan[s - 1].end - 1, plan[s - 1].device, d) : 0;
+      if (x < fastest) {
+        fastest = x;
+        best = d;
+      }
+    }
+    plan[s].device = best;
+    taken[best] = true;
+  }
+  return plan;
+}
+
 /// The least of sum + (M - 1) max(unhidden stage time, transfer) over
-/// every plan the options allow, a lower bound on every 1F1B replay
-/// (docs/planner.md); `cap` if that is no less than `cap`. Zero when the
-/// search cannot prove it. Adds the plans it visits to `visited`: front-
-/// heavy plans whose warm-ups hide time, good seeds for the refinement.
-static double replayFloor(const PlanProblem &problem, Partitioner &partitioner,
-                          double cap,
-                          std::vector<std::vector<StagePlan>> &visited) {
-  if (partitioner.isApproximate())
-    return 0;
+/// the plans `partitioner` searches, within `runs` runs of its dynamic
+/// program (what it proves if they run out); `cap` if that is no less than
+/// `cap`. Adds the plans it visits to `visited`: front-heavy plans whose
+/// warm-ups hide time, good seeds for the refinement.
+static double leastUnhidden(const PlanProblem &problem,
+                            Partitioner &partitioner, unsigned runs, double cap,
+                            std::vector<std::vector<StagePlan>> &visited) {
   double lambda = double(problem.options().microbatches - 1);
-  SearchBudget budget{3000};
+  SearchBudget budget{runs};
   BottleneckSearch search(lambda, cap, budget);
   // A stage's unhidden time is at least half its whole time; a plan below
   // the cap has none longer than the cap's slack over the least sum.
   double high = lambda > 0 ? (cap - partitioner.sumFloor()) / lambda : kInf;
   auto visit = [&](const LimitedSearch::Found &found) {
-    visited.push_back(found.stages);
+    visited.push_back(partitioner.leastLinkCuts()
+                          ? onNearDevices(problem, found.stages)
+                          : found.stages);
   };
   LimitedSearch limited(problem, partitioner, budget, visit,
                         /*unhidden=*/true);
@@ -360,6 +399,39 @@ static double replayFloor(const PlanProblem &problem, Partitioner &partitioner,
                                                found->times.slowestForward, 0};
              });
   return std::min(search.objective(), budget.unexplored);
+}
+
+/// A lower bound on every 1F1B replay (docs/planner.md): the least of
+/// sum + (M - 1) max(unhidden stage time, transfer) over every plan the
+/// options allow, or a bound below it; zero with simplified classes. Adds
+/// the plans its searches visit to `visited`.
+///
+/// Unhidden times admit no dominated states, so a run of the dynamic
+/// program costs all its states, which classes of one kind on several
+/// hosts multiply. Past PlanOptions::floorCells, the floor is the larger of
+/// what a few runs on the cluster's classes prove (their plans are the seeds
+/// that know the hosts) and the least over plans whose cuts each cost their
+/// least transfer, with one class per kind (Partitioner's `leastLinks`:
+/// a relaxation, so its least is a floor too; six classes of three kinds
+/// on two hosts become three, 252 states per layer boundary instead of
+/// 2,304).
+static double replayFloor(const PlanProblem &problem, Partitioner &exact,
+                          unsigned stages, double cap,
+                          std::vector<std::vector<StagePlan>> &visited) {
+  if (exact.isApproximate())
+    return 0;
+  std::optional<Partitioner> relaxed;
+  if (double(exact.numStates()) * (problem.numLayers() + 1) >
+      problem.options().floorCells) {
+    relaxed.emplace(problem, stages, /*leastLinks=*/true);
+    if (relaxed->takesTheFastest() || relaxed->numStates() >= exact.numStates())
+      relaxed.reset();
+  }
+  if (!relaxed)
+    return leastUnhidden(problem, exact, kSearchRuns, cap, visited);
+  return std::max(
+      leastUnhidden(problem, exact, kFloorRunsOnManyCells, cap, visited),
+      leastUnhidden(problem, *relaxed, kSearchRuns, cap, visited));
 }
 
 /// The partitioner's tables of least suffix sums and least largest
@@ -775,7 +847,7 @@ static llvm::Expected<SearchOutcome> searchPlan(const PlanProblem &problem,
 
   // Searches may stop early: past this many, the result reports how far
   // from the optimum it can be.
-  SearchBudget budget{3000};
+  SearchBudget budget{kSearchRuns};
   auto record = [&](std::vector<StagePlan> plan,
                     const PlanProblem::Times &times) {
     double objective = times.objective(m);
@@ -874,8 +946,8 @@ static llvm::Expected<SearchOutcome> searchPlan(const PlanProblem &problem,
           tabulateResponses(problem, tables);
         });
       if (found)
-        outcome.replayFloorMs = replayFloor(problem, partitioner, replayMs,
-                                            outcome.plan.floorPlans);
+        outcome.replayFloorMs = replayFloor(problem, partitioner, stages,
+                                            replayMs, outcome.plan.floorPlans);
       if (tabulated.valid()) {
         tabulated.wait();
         outcome.suffixes = std::move(tables);

@@ -207,6 +207,73 @@ TEST(Partitioner, LeastSumWithinLimitsMatchesEveryPlan) {
   EXPECT_GT(capped, 120u);
 }
 
+/// With each cut at its least transfer and one class per kind (the
+/// constructor's `leastLinks`), no plan costs more than in the cluster, and
+/// the least sum under limits is the least over every plan as priced so:
+/// so it is no more than the cluster's least, a floor. The clusters put
+/// kinds on several hosts, whose links differ.
+TEST(Partitioner, LeastLinkCutsBoundEveryPlan) {
+  std::mt19937 rng(1201);
+  constexpr double kNone = std::numeric_limits<double>::infinity();
+  unsigned compared = 0, below = 0, cheaper = 0;
+  for (unsigned trial = 0; trial < 60; ++trial) {
+    unsigned numDevices = std::uniform_int_distribution<unsigned>(3, 6)(rng);
+    unsigned numLayers = std::uniform_int_distribution<unsigned>(4, 9)(rng);
+    LayerGraph graph = randomLayerGraph(rng, numLayers, int64_t(1) << 29);
+    Cluster cluster = roundRobinCluster(numDevices, 1 + trial % 2, 3);
+    PlanOptions options = randomOptions(rng);
+    PlanProblem problem(graph, cluster, options);
+    if (problem.splitBottleneck())
+      continue;
+    Partitioner relaxed(problem, 0, /*leastLinks=*/true);
+    ASSERT_TRUE(relaxed.leastLinkCuts());
+    ASSERT_LT(relaxed.numStates(), Partitioner(problem).numStates());
+    // Prices the cuts first: planTimes reads the search's prices.
+    ASSERT_TRUE(relaxed.search({}).has_value());
+    struct Seen {
+      PlanProblem::Times real, least;
+    };
+    std::vector<Seen> plans;
+    forEachFittingPlan(problem, cluster.interchangeableDevices(),
+                       [&](const std::vector<StagePlan> &plan) {
+                         for (bool unhidden : {false, true})
+                           plans.push_back({problem.times(plan, unhidden),
+                                            relaxed.planTimes(plan, unhidden)});
+                       });
+    for (const Seen &plan : plans) {
+      EXPECT_LE(plan.least.sum, plan.real.sum * (1 + 1e-12));
+      EXPECT_LE(plan.least.slowestForward,
+                plan.real.slowestForward * (1 + 1e-12));
+      cheaper += plan.least.sum < plan.real.sum * (1 - 1e-9);
+    }
+    for (unsigned draw = 0; draw < 6 && !plans.empty(); ++draw) {
+      SearchLimits limits;
+      limits.unhidden = draw % 2;
+      // Two entries per plan: whole and unhidden times.
+      const Seen &from =
+          plans[2 * (rng() % (plans.size() / 2)) + limits.unhidden];
+      limits.forward = from.real.slowestForward;
+      double real = kNone, least = kNone;
+      for (unsigned p = limits.unhidden; p < plans.size(); p += 2) {
+        if (plans[p].real.slowestForward <= limits.forward)
+          real = std::min(real, plans[p].real.sum);
+        if (plans[p].least.slowestForward <= limits.forward)
+          least = std::min(least, plans[p].least.sum);
+      }
+      std::optional<std::vector<StagePlan>> plan = relaxed.search(limits);
+      ASSERT_TRUE(plan.has_value()) << "trial " << trial;
+      double sum = relaxed.planTimes(*plan, limits.unhidden).sum;
+      EXPECT_NEAR(sum, least, 1e-9 * least) << "trial " << trial;
+      EXPECT_LE(sum, real * (1 + 1e-12)) << "trial " << trial;
+      below += sum < real * (1 - 1e-9);
+      ++compared;
+    }
+  }
+  EXPECT_GT(compared, 150u);
+  EXPECT_GT(cheaper, 100u);
+  EXPECT_GT(below, 10u);
+}
+
 /// Hand-chosen constraints are honoured, and never beat the free plan.
 TEST(Partitioner, HandGivenPlansAreNeverFaster) {
   std::mt19937 rng(7);

@@ -39,6 +39,16 @@ bool checkAgainstLeastReplay(const PlanProblem &problem,
   return replay > least * (1 + 1e-9);
 }
 
+/// The plan of `problem`, or none if it has none (a model that does not
+/// fit, say).
+std::optional<PipelinePlan> planOrNone(const PlanProblem &problem) {
+  Expected<PipelinePlan> plan = planPipeline(problem);
+  if (plan)
+    return std::move(*plan);
+  llvm::consumeError(plan.takeError());
+  return std::nullopt;
+}
+
 /// A random 1F1B training instance of 2-5 devices and 3-10 layers.
 RandomInstance smallOneFOneB(std::mt19937 &rng) {
   unsigned numDevices = std::uniform_int_distribution<unsigned>(2, 5)(rng);
@@ -63,11 +73,9 @@ TEST(ReplaySearch, OneFOneBHasTheLeastReplay) {
   for (unsigned trial = 0; trial < 300; ++trial) {
     RandomInstance instance = smallOneFOneB(rng);
     PlanProblem problem(instance.graph, instance.cluster, instance.options);
-    Expected<PipelinePlan> plan = planPipeline(problem);
-    if (!plan) {
-      llvm::consumeError(plan.takeError());
+    std::optional<PipelinePlan> plan = planOrNone(problem);
+    if (!plan)
       continue;
-    }
     ++total;
     EXPECT_TRUE(plan->iterationExact) << "trial " << trial;
     EXPECT_TRUE(fitsMemory(problem, plan->stages));
@@ -86,6 +94,37 @@ TEST(ReplaySearch, OneFOneBHasTheLeastReplay) {
   }
   EXPECT_GT(total, 200u);
   EXPECT_GT(open, 0u);
+}
+
+/// The floor under every replay, where the search for it runs with one
+/// class per kind and each cut at its least transfer (as past
+/// PlanOptions::floorCells): still no plan replays below it. Without steps
+/// for the replay search the floor and the root bounds are all the proof:
+/// an iteration proven the least is the least, and each gap bound holds.
+/// The clusters mix kinds on two hosts, so that classes merge.
+TEST(ReplaySearch, FloorOverLeastLinksBoundsEveryReplay) {
+  std::mt19937 rng(1201);
+  unsigned total = 0, proven = 0;
+  for (unsigned trial = 0; trial < 120; ++trial) {
+    RandomInstance instance = smallOneFOneB(rng);
+    unsigned numDevices = instance.cluster.devices.size();
+    instance.cluster =
+        roundRobinCluster(numDevices, 1 + trial % 2, 2 + trial % 2);
+    instance.options.floorCells = 0;
+    for (uint64_t steps : {uint64_t(0), PlanOptions().replaySteps}) {
+      instance.options.replaySteps = steps;
+      PlanProblem problem(instance.graph, instance.cluster, instance.options);
+      std::optional<PipelinePlan> plan = planOrNone(problem);
+      if (!plan)
+        continue;
+      ++total;
+      proven += plan->iterationExact;
+      EXPECT_TRUE(fitsMemory(problem, plan->stages));
+      checkAgainstLeastReplay(problem, *plan, trial);
+    }
+  }
+  EXPECT_GT(total, 150u);
+  EXPECT_GT(proven, 100u);
 }
 
 /// When the first target search (2% below the incumbent) cannot finish

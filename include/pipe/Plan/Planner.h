@@ -22,6 +22,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Location.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/Error.h"
 
@@ -140,6 +141,11 @@ struct PlanOptions {
   /// counts as 16), and its search at the incumbent, on a second thread,
   /// as many again. 0 keeps only its root bounds.
   uint64_t replaySteps = 160000000;
+  /// Past this many cells of the dynamic program (states per layer
+  /// boundary times boundaries), the 1F1B floor's search makes a few runs
+  /// on the cluster's classes and the rest with one class per kind, each
+  /// cut at its least transfer (docs/planner.md, "The floor").
+  double floorCells = 1e6;
 };
 
 /// One stage of a plan: layers [begin, end) on `device`.
@@ -258,10 +264,17 @@ public:
   /// (GPipe, whose replay it then matches exactly) or one (1F1B).
   bool splitBottleneck() const;
 
+  /// The transfer time of the cut after layer `cut` from device `from` to
+  /// device `to`.
+  using CutPrice =
+      llvm::function_ref<double(unsigned cut, unsigned from, unsigned to)>;
+
   /// The objective's parts for `stages`. With `unhidden` (1F1B training),
   /// each stage counts for its unhiddenMs instead of its whole time in the
-  /// slowest step: the parts of a lower bound on the replay.
-  Times times(llvm::ArrayRef<StagePlan> stages, bool unhidden = false) const;
+  /// slowest step: the parts of a lower bound on the replay. `cutPrice`
+  /// prices the cuts instead of cutMs.
+  Times times(llvm::ArrayRef<StagePlan> stages, bool unhidden = false,
+              CutPrice cutPrice = nullptr) const;
 
   /// Under 1F1B, what a stage adds to the replay for each of the other
   /// M - 1 microbatches at least: its forward plus backward time, less
