@@ -315,17 +315,21 @@ llvm::Expected<Device> DeviceReader::read() {
   }
   if (device.spec.isCPU() && device.spec.memoryGB <= 0)
     return fail("a cpu device needs \"memory_gb\"");
-  if (const llvm::json::Value *value = object.get("reserved_gb")) {
-    std::optional<double> reserved = value->getAsNumber();
+  const llvm::json::Value *reservedValue = object.get("reserved_gb");
+  if (reservedValue) {
+    std::optional<double> reserved = reservedValue->getAsNumber();
     if (!reserved || !(*reserved == 0 || plausible(*reserved)))
       return fail("'reserved_gb' must be 0 or " + llvm::Twine(kPlausible));
     device.spec.reservedGB = *reserved;
   }
   if (device.spec.reservedGB >= device.spec.memoryGB)
-    return fail("'reserved_gb' (" +
-                llvm::Twine(shortest(device.spec.reservedGB)) +
-                ") leaves none of the " + shortest(device.spec.memoryGB) +
-                " GiB of memory to the stages");
+    return fail((reservedValue ? "'reserved_gb' (" +
+                                     shortest(device.spec.reservedGB) + " GiB)"
+                               : "the " + shortest(device.spec.reservedGB) +
+                                     " GiB a GPU keeps by default "
+                                     "('reserved_gb')") +
+                " leaves none of its " + shortest(device.spec.memoryGB) +
+                " GiB of memory ('memory_gb') to the stages");
 
   if (const llvm::json::Value *value = object.get("compute_capability")) {
     // Major and minor version, and a feature suffix: "8.0", "9.0a".

@@ -4,7 +4,7 @@
 // precision; "tf32"/"bf16"/"fp16" are tensor-core rates where the device has
 // them, else the rate the device reaches without (V100 and T4 emulate bf16
 // at about their fp32 rate). A GPU's memory is the total nvidia-smi reports,
-// of which kGPUReservedGB is kept for the runtime. docs/planner.md ("The device
+// of which the stages cannot use kGPUReservedGB. docs/planner.md ("The device
 // catalog") and
 // ../shared/docs/devices.md have the table and its sources.
 //
@@ -29,13 +29,13 @@ static const LinkSpec kHostMemory{"host memory", 20, 1};
 /// "16 GB" T4 reports 15360 MiB with ECC on). Where drivers differ (an
 /// A100-40GB reports 40536 or 40960 MiB, a V100-32GB 32510 or 32768), the
 /// lesser.
-static constexpr double mebibytes(double mib) { return mib / 1024; }
+static constexpr double gibFromMiB(double mib) { return mib / 1024; }
 
 llvm::ArrayRef<DeviceSpec> mlir::pipe::deviceCatalog() {
   static const DeviceSpec catalog[] = {
       {"H200",
        {67, 494.7, 989.4, 989.4},
-       mebibytes(143771),
+       gibFromMiB(143771),
        kGPUReservedGB,
        4800,
        "9.0",
@@ -46,7 +46,7 @@ llvm::ArrayRef<DeviceSpec> mlir::pipe::deviceCatalog() {
        "; memory: the total nvidia-smi reports"},
       {"H100-SXM",
        {67, 494.7, 989.4, 989.4},
-       mebibytes(81559),
+       gibFromMiB(81559),
        kGPUReservedGB,
        3350,
        "9.0",
@@ -57,7 +57,7 @@ llvm::ArrayRef<DeviceSpec> mlir::pipe::deviceCatalog() {
        "; memory: the total nvidia-smi reports"},
       {"H100-PCIe",
        {51, 378, 756, 756},
-       mebibytes(81559),
+       gibFromMiB(81559),
        kGPUReservedGB,
        2000,
        "9.0",
@@ -68,7 +68,7 @@ llvm::ArrayRef<DeviceSpec> mlir::pipe::deviceCatalog() {
        "; memory: the total nvidia-smi reports"},
       {"A100-80GB",
        {19.5, 156, 312, 312},
-       mebibytes(81920),
+       gibFromMiB(81920),
        kGPUReservedGB,
        2039,
        "8.0",
@@ -79,7 +79,7 @@ llvm::ArrayRef<DeviceSpec> mlir::pipe::deviceCatalog() {
        "; memory: the total nvidia-smi reports"},
       {"A100-40GB",
        {19.5, 156, 312, 312},
-       mebibytes(40536),
+       gibFromMiB(40536),
        kGPUReservedGB,
        1555,
        "8.0",
@@ -90,7 +90,7 @@ llvm::ArrayRef<DeviceSpec> mlir::pipe::deviceCatalog() {
        "; memory: the total nvidia-smi reports"},
       {"V100-32GB",
        {15.7, 15.7, 15.7, 125},
-       mebibytes(32510),
+       gibFromMiB(32510),
        kGPUReservedGB,
        900,
        "7.0",
@@ -102,7 +102,7 @@ llvm::ArrayRef<DeviceSpec> mlir::pipe::deviceCatalog() {
        "; memory: the total nvidia-smi reports"},
       {"V100-16GB",
        {15.7, 15.7, 15.7, 125},
-       mebibytes(16160),
+       gibFromMiB(16160),
        kGPUReservedGB,
        900,
        "7.0",
@@ -114,7 +114,7 @@ llvm::ArrayRef<DeviceSpec> mlir::pipe::deviceCatalog() {
        "; memory: the total nvidia-smi reports"},
       {"L4",
        {30.3, 60, 121, 121},
-       mebibytes(23034),
+       gibFromMiB(23034),
        kGPUReservedGB,
        300,
        "8.9",
@@ -125,7 +125,7 @@ llvm::ArrayRef<DeviceSpec> mlir::pipe::deviceCatalog() {
        "; memory: the total nvidia-smi reports"},
       {"T4",
        {8.1, 8.1, 8.1, 65},
-       mebibytes(15360),
+       gibFromMiB(15360),
        kGPUReservedGB,
        320,
        "7.5",
@@ -136,7 +136,7 @@ llvm::ArrayRef<DeviceSpec> mlir::pipe::deviceCatalog() {
        "; memory: the total nvidia-smi reports"},
       {"RTX4090",
        {82.6, 82.6, 165, 165},
-       mebibytes(24564),
+       gibFromMiB(24564),
        kGPUReservedGB,
        1008,
        "8.9",
@@ -148,7 +148,7 @@ llvm::ArrayRef<DeviceSpec> mlir::pipe::deviceCatalog() {
        "; memory: the total nvidia-smi reports"},
       {"A10",
        {31.2, 62.5, 125, 125},
-       mebibytes(23028),
+       gibFromMiB(23028),
        kGPUReservedGB,
        600,
        "8.6",
@@ -220,6 +220,6 @@ bool mlir::pipe::sameSpec(const DeviceSpec &a, const DeviceSpec &b) {
   return a.kind == b.kind && a.computeCapability == b.computeCapability &&
          a.peak.fp32 == b.peak.fp32 && a.peak.tf32 == b.peak.tf32 &&
          a.peak.bf16 == b.peak.bf16 && a.peak.fp16 == b.peak.fp16 &&
-         a.memoryGB == b.memoryGB && a.reservedGB == b.reservedGB &&
+         a.capacityGB() == b.capacityGB() &&
          a.memoryBandwidthGBps == b.memoryBandwidthGBps && a.cores == b.cores;
 }

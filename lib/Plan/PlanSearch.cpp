@@ -681,10 +681,18 @@ static llvm::Error describeOverflow(const PlanProblem &problem,
     if (over > worst) {
       worst = over;
       const Device &device = problem.cluster().devices[stage.device];
+      // The capacity, and where the runtime keeps part of the memory, the
+      // whole.
+      std::string room = formatBytes(capacity);
+      if (device.spec.reservedGB > 0)
+        room += llvm::formatv(
+            " of its {0} after the runtime's {1}",
+            formatBytes(int64_t(device.spec.memoryGB * 1073741824.0)),
+            formatBytes(int64_t(device.spec.reservedGB * 1073741824.0)));
       where = llvm::formatv(
           "device '{0}' ({1}, {2}) would hold stage {3} ('{4}' to '{5}') "
           "needing {6}: {7} short",
-          device.name, device.spec.kind, formatBytes(capacity), s,
+          device.name, device.spec.kind, room, s,
           problem.graph().layers[stage.begin].name,
           problem.graph().layers[stage.end - 1].name,
           formatBytes(memory.total()), formatBytes(int64_t(over)));

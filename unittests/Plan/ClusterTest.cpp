@@ -40,8 +40,8 @@ TEST(DeviceCatalog, NumbersFromTheDatasheets) {
   EXPECT_EQ(a100->arch(), "sm_80");
   const DeviceSpec *t4 = lookupDeviceKind("T4");
   EXPECT_DOUBLE_EQ(t4->peak.fp16, 65);
-  // The datasheet's "16 GB" T4 reports 15360 MiB; a GiB of it is the
-  // runtime's.
+  // The datasheet's "16 GB" T4 reports 15360 MiB, of which its stages
+  // cannot use kGPUReservedGB.
   EXPECT_DOUBLE_EQ(t4->memoryGB, 15);
   EXPECT_DOUBLE_EQ(t4->capacityGB(), 15 - kGPUReservedGB);
   EXPECT_DOUBLE_EQ(lookupDeviceKind("L4")->memoryGB, 23034.0 / 1024);
@@ -383,7 +383,7 @@ TEST(ClusterFile, DevicesWithoutAKindGiveEveryNumber) {
             std::string::npos);
 }
 
-TEST(ClusterFile, TheRuntimeKeepsPartOfAGPUsMemory) {
+TEST(ClusterFile, TheStagesGetAGPUsMemoryLessAReserve) {
   llvm::Expected<Cluster> cluster = parseCluster(
       R"({"devices": [
             {"name": "t", "kind": "T4"},
@@ -392,30 +392,33 @@ TEST(ClusterFile, TheRuntimeKeepsPartOfAGPUsMemory) {
             {"name": "w", "kind": "T4", "reserved_gb": 0},
             {"name": "g", "memory_gb": 48, "memory_bandwidth_gbps": 960,
              "peak_tflops": {"fp32": 40}, "compute_capability": "8.6"},
-            {"name": "c", "kind": "cpu", "cores": 4, "memory_gb": 8}]})",
+            {"name": "c", "kind": "cpu", "cores": 4, "memory_gb": 8},
+            {"name": "x", "kind": "T4", "memory_gb": 14, "reserved_gb": 0.5}]})",
       "cluster.json");
   ASSERT_TRUE(static_cast<bool>(cluster))
       << llvm::toString(cluster.takeError());
   auto capacity = [&](unsigned d) {
     return cluster->devices[d].spec.capacityGB();
   };
-  EXPECT_DOUBLE_EQ(capacity(0), 14);
+  EXPECT_DOUBLE_EQ(capacity(0), 15 - kGPUReservedGB);
   // memory_gb is the device's total; the reserve stays.
-  EXPECT_DOUBLE_EQ(capacity(1), 11);
+  EXPECT_DOUBLE_EQ(capacity(1), 12 - kGPUReservedGB);
   EXPECT_DOUBLE_EQ(capacity(2), 14.75);
   EXPECT_DOUBLE_EQ(capacity(3), 15);
   // A GPU without a kind keeps the same reserve, a CPU none.
   EXPECT_DOUBLE_EQ(capacity(4), 48 - kGPUReservedGB);
   EXPECT_DOUBLE_EQ(capacity(5), 8);
-  // Devices that differ only in their reserve are not interchangeable.
+  // Devices that differ only in their reserve are not interchangeable;
+  // those that leave their stages the same memory are.
   EXPECT_FALSE(sameSpec(cluster->devices[0].spec, cluster->devices[2].spec));
+  EXPECT_TRUE(sameSpec(cluster->devices[0].spec, cluster->devices[6].spec));
 
   // The planner's capacity in bytes.
   std::mt19937 rng(1);
   LayerGraph graph = randomLayerGraph(rng, 2, 1 << 20);
   PlanOptions options;
   PlanProblem problem(graph, *cluster, options);
-  EXPECT_EQ(problem.capacityBytes(0), int64_t(14) << 30);
+  EXPECT_EQ(problem.capacityBytes(0), int64_t(27) << 29);
   EXPECT_EQ(problem.capacityBytes(2), int64_t(59) << 28);
 
   EXPECT_NE(errorOf(R"({"devices": [{"name": "a", "kind": "T4",
@@ -429,12 +432,14 @@ TEST(ClusterFile, TheRuntimeKeepsPartOfAGPUsMemory) {
             std::string::npos);
   EXPECT_NE(errorOf(R"({"devices": [{"name": "a", "kind": "T4",
                                      "memory_gb": 0.5}]})")
-                .find("device 0 (a): 'reserved_gb' (1) leaves none of the "
-                      "0.5 GiB of memory to the stages"),
+                .find("device 0 (a): the 1.5 GiB a GPU keeps by default "
+                      "('reserved_gb') leaves none of its 0.5 GiB of memory "
+                      "('memory_gb') to the stages"),
             std::string::npos);
   EXPECT_NE(errorOf(R"({"devices": [{"name": "a", "kind": "cpu", "cores": 1,
                                      "memory_gb": 2, "reserved_gb": 2}]})")
-                .find("'reserved_gb' (2) leaves none of the 2 GiB"),
+                .find("'reserved_gb' (2 GiB) leaves none of its 2 GiB of "
+                      "memory ('memory_gb') to the stages"),
             std::string::npos);
 }
 

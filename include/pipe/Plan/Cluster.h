@@ -34,14 +34,16 @@ struct LinkSpec {
   double latencyUs = 0;
 };
 
-/// What the runtime keeps on a GPU by default, in GiB: the CUDA context
-/// (about 0.3-0.5 GiB with lazy module loading), the cuBLAS(Lt) workspaces
-/// (up to 32 MiB per stream on Hopper), NCCL's buffers for the two
-/// neighbours of a stage (4 MiB per channel and direction by default), and
-/// room for the allocator's fragmentation. A cluster file's `reserved_gb`
-/// sets another; measure it as the total less what cudaMemGetInfo leaves
-/// free once the stage's libraries are loaded.
-inline constexpr double kGPUReservedGB = 1;
+/// What a GPU's stages cannot use by default, in GiB, of the total
+/// nvidia-smi reports: the part CUDA never sees (its total is 0.27 GiB
+/// less on a T4, 0.47 on an H100, 0.6 on an H200, 0.78 on an A100-80GB),
+/// the CUDA context (about 0.3-0.5 GiB with lazy module loading), the
+/// cuBLAS(Lt) workspaces (up to 32 MiB per stream on Hopper) and NCCL's
+/// buffers for the two neighbours of a stage (4 MiB per channel and
+/// direction by default). A cluster file's `reserved_gb` sets another;
+/// measure it as the total less what cudaMemGetInfo leaves free once the
+/// stage's libraries are loaded.
+inline constexpr double kGPUReservedGB = 1.5;
 
 /// One kind of device in the catalog, or a device after cluster overrides.
 struct DeviceSpec {
@@ -49,9 +51,8 @@ struct DeviceSpec {
   PeakTflops peak;
   /// The device's memory in GiB: for a GPU, the total nvidia-smi reports.
   double memoryGB = 0;
-  /// What the runtime keeps for itself on the device, in GiB: the CUDA
-  /// context, the cuBLAS(Lt) workspaces and NCCL's buffers. The stages get
-  /// the rest (capacityGB).
+  /// What the stages cannot use of it, in GiB (kGPUReservedGB on a GPU by
+  /// default, none on a CPU). The stages get the rest (capacityGB).
   double reservedGB = 0;
   double memoryBandwidthGBps = 0;
   /// "8.0" for GPUs; empty for CPUs.
@@ -74,7 +75,8 @@ struct DeviceSpec {
 };
 
 /// Whether two devices have the same numbers (after overrides), and so
-/// the same cost for every op, and the same compute capability.
+/// the same cost for every op, the same memory for the stages, and the same
+/// compute capability.
 bool sameSpec(const DeviceSpec &a, const DeviceSpec &b);
 
 /// Every kind of the catalog: H200, H100-SXM, H100-PCIe, A100-80GB,
