@@ -411,10 +411,10 @@ static double leastUnhidden(const PlanProblem &problem,
 /// hosts multiply. Past PlanOptions::floorCells, the floor is the larger of
 /// what a few runs on the cluster's classes prove (their plans are the seeds
 /// that know the hosts) and the least over plans whose cuts each cost their
-/// least transfer, with one class per kind (Partitioner's `leastLinks`:
-/// a relaxation, so its least is a floor too; six classes of three kinds
-/// on two hosts become three, 252 states per layer boundary instead of
-/// 2,304).
+/// least transfer, with one class per set of devices with the same numbers
+/// (Partitioner's `leastLinks`: a relaxation, so its least is a floor too;
+/// six classes of three kinds on two hosts become three, 1,008 states per
+/// layer boundary instead of 16,128).
 static double replayFloor(const PlanProblem &problem, Partitioner &exact,
                           unsigned stages, double cap,
                           std::vector<std::vector<StagePlan>> &visited) {
