@@ -466,27 +466,35 @@ Partitioner::search(const SearchLimits &limits) {
   // which grow as fewer stages follow.)
   bool pruneDominated = !forcedOrder && !approximate && !requiredStages &&
                         !limits.unhidden && !limits.tabulateLargest;
-  std::vector<double> leastSubset(pruneDominated ? numKeys() : 0);
+  // leastSubset[key * numClasses + next]: the least value over the states
+  // of `key`'s sub-multisets with first class `next`, so that the classes
+  // of a key sit side by side.
+  std::vector<double> leastSubset(pruneDominated ? numKeys() * numClasses : 0);
   // Over the keys of the given stage counts in turn, so that each key's
   // subsets come before it; keys of fewer stages have no plan within the
   // limits.
   auto dropDominated = [&](unsigned j, unsigned lowStages,
                            unsigned highStages) {
-    ArrayRef<unsigned> fewer =
-        lowStages ? keysWithStages(lowStages - 1, lowStages - 1)
-                  : ArrayRef<unsigned>();
-    for (unsigned next = 0; next < numClasses; ++next) {
-      for (unsigned key : fewer)
-        leastSubset[key] = kInf;
-      for (unsigned key : keysWithStages(lowStages, highStages)) {
-        double &cell = value[cellIndex(j, key, next)];
-        double least = kInf;
-        for (unsigned c = 0; c < numClasses; ++c)
-          if (usedOf(key, c))
-            least = std::min(least, leastSubset[key - radix[c]]);
-        leastSubset[key] = std::min(least, cell);
-        if (least <= cell)
-          cell = kInf;
+    if (lowStages)
+      for (unsigned key : keysWithStages(lowStages - 1, lowStages - 1))
+        std::fill_n(&leastSubset[size_t(key) * numClasses], numClasses, kInf);
+    for (unsigned key : keysWithStages(lowStages, highStages)) {
+      double *least = &leastSubset[size_t(key) * numClasses];
+      std::fill_n(least, numClasses, kInf);
+      for (unsigned c = 0; c < numClasses; ++c) {
+        if (!usedOf(key, c))
+          continue;
+        const double *subset =
+            &leastSubset[size_t(key - radix[c]) * numClasses];
+        for (unsigned next = 0; next < numClasses; ++next)
+          least[next] = std::min(least[next], subset[next]);
+      }
+      double *cells = &value[cellIndex(j, key, 0)];
+      for (unsigned next = 0; next < numClasses; ++next) {
+        double below = least[next];
+        least[next] = std::min(below, cells[next]);
+        if (below <= cells[next])
+          cells[next] = kInf;
       }
     }
   };
