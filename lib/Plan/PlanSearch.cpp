@@ -338,6 +338,73 @@ static double objectiveFloor(const PlanProblem &problem) {
                   relaxedFloorMs(problem, /*replay=*/false));
 }
 
+/// An upper bound on every transfer of every plan: the largest cut over
+/// the slowest link between two devices. Devices of two interchangeable
+/// classes (or two of one) all share one link, so representatives do.
+static double slowestTransferMs(const PlanProblem &problem) {
+  int64_t largest = 0;
+  for (unsigned cut = 0; cut + 1 < problem.numLayers(); ++cut)
+    largest = std::max(largest, problem.cutBytes(cut));
+  const Cluster &cluster = problem.cluster();
+  std::vector<std::vector<unsigned>> classes = cluster.interchangeableDevices();
+  double slowest = 0;
+  for (const std::vector<unsigned> &a : classes)
+    for (const std::vector<unsigned> &b : classes) {
+      unsigned from = a.front(), to = b.front();
+      if (&a == &b) {
+        if (a.size() < 2)
+          continue;
+        to = a[1];
+      }
+      slowest =
+          std::max(slowest, transferTimeMs(largest, cluster.link(from, to)));
+    }
+  return slowest;
+}
+
+/// The least backward step of any stage whose forward step takes at least
+/// a given time, on any device: a plan whose slowest forward step is a
+/// stage's has a slowest backward step at least that. (Recompute only adds
+/// to the backward step.) Per device with its own numbers and first layer,
+/// the shortest such stage ends where the forward times' prefix sum first
+/// reaches the time.
+class StageBackwardFloor {
+public:
+  explicit StageBackwardFloor(const PlanProblem &problem) : problem(problem) {
+    const Cluster &cluster = problem.cluster();
+    for (unsigned d = 0; d < problem.numDevices(); ++d)
+      if (llvm::none_of(devices, [&](unsigned e) {
+            return sameSpec(cluster.devices[e].spec, cluster.devices[d].spec);
+          }))
+        devices.push_back(d);
+  }
+
+  double from(double forward) const {
+    unsigned numLayers = problem.numLayers();
+    double least = kInf;
+    for (unsigned d : devices)
+      for (unsigned begin = 0; begin < numLayers; ++begin) {
+        // The first end whose stage's forward step takes `forward`.
+        unsigned low = begin + 1, high = numLayers + 1;
+        while (low < high) {
+          unsigned middle = low + (high - low) / 2;
+          if (problem.forwardMs(begin, middle, d) >= forward)
+            high = middle;
+          else
+            low = middle + 1;
+        }
+        if (low > numLayers)
+          break; // later starts reach it no sooner
+        least = std::min(least, problem.backwardMs(begin, low, d));
+      }
+    return least;
+  }
+
+private:
+  const PlanProblem &problem;
+  std::vector<unsigned> devices;
+};
+
 /// `plan` with each stage in turn on the device, of those with its
 /// numbers that no stage before took, that the stage before reaches
 /// fastest: a plan searched with each cut at its least transfer
@@ -897,13 +964,19 @@ static llvm::Expected<SearchOutcome> searchPlan(const PlanProblem &problem,
     // step, of sum + lambda * (slowest backward step) under that bound;
     // its slowest is that optimum's slowest forward step.
     BottleneckSearch outer(lambda, kInf, budget, &best.objectiveMs);
+    double slowestTransfer = slowestTransferMs(problem);
+    StageBackwardFloor stageBackward(problem);
     outer.run(floorForward, startForward,
               partitioner.sumFloor() + lambda * floorBackward, 0,
               [&](double low, double bound,
                   double valueCap) -> std::optional<BottleneckSearch::Result> {
                 // The plans of this interval have a slowest forward step of
                 // at least `low`, hence a slowest backward step of at least
-                // lowRatio() times that.
+                // lowRatio() times that; and where no transfer takes that
+                // long, their slowest forward step is a stage's, whose
+                // backward step is no shorter than that of any stage whose
+                // forward step takes `low` (about twice `low`, where
+                // lowRatio() is at most 1).
                 // Its plans have J = value + lambda * (slowest forward
                 // step) >= value + lambda * low: the best J found so far
                 // bounds them as it falls.
@@ -911,6 +984,8 @@ static llvm::Expected<SearchOutcome> searchPlan(const PlanProblem &problem,
                                        &best.objectiveMs, lambda * low);
                 double backwardLow =
                     std::max(floorBackward, partitioner.lowRatio() * low);
+                if (low > slowestTransfer)
+                  backwardLow = std::max(backwardLow, stageBackward.from(low));
                 inner.run(backwardLow, startBackward, partitioner.sumFloor(),
                           lambda * low,
                           [&](double, double backward, double sumCap) {

@@ -231,6 +231,15 @@ public:
   /// A device's memory in bytes.
   int64_t capacityBytes(unsigned device) const;
 
+  /// Forward and backward time of layers [begin, end) for one microbatch
+  /// on `device`, as stageCost prices them (without recompute).
+  double forwardMs(unsigned begin, unsigned end, unsigned device) const {
+    return fwd[device][end] - fwd[device][begin];
+  }
+  double backwardMs(unsigned begin, unsigned end, unsigned device) const {
+    return bwd[device][end] - bwd[device][begin];
+  }
+
   /// Per-layer forward and backward time of one microbatch on `device`.
   double layerForwardMs(unsigned layer, unsigned device) const {
     return fwd[device][layer + 1] - fwd[device][layer];
