@@ -966,6 +966,28 @@ static llvm::Expected<SearchOutcome> searchPlan(const PlanProblem &problem,
     BottleneckSearch outer(lambda, kInf, budget, &best.objectiveMs);
     double slowestTransfer = slowestTransferMs(problem);
     StageBackwardFloor stageBackward(problem);
+    // A plan beats the quick plan only with both slowest steps within
+    // `slack` together; above every transfer, a slowest forward step f
+    // brings a backward step of stageBackward.from(f), which grows with f.
+    if (std::isfinite(startForward) && startForward > slowestTransfer) {
+      double slack = startForward + floorBackward;
+      auto fits = [&](double forward) {
+        return forward + stageBackward.from(forward) <= slack;
+      };
+      double low = std::max(slowestTransfer, floorForward);
+      if (!fits(startForward)) {
+        if (!fits(low)) {
+          startForward = low;
+        } else {
+          double high = startForward;
+          for (unsigned step = 0; step < 40; ++step) {
+            double middle = low + (high - low) / 2;
+            (fits(middle) ? low : high) = middle;
+          }
+          startForward = high;
+        }
+      }
+    }
     outer.run(floorForward, startForward,
               partitioner.sumFloor() + lambda * floorBackward, 0,
               [&](double low, double bound,
