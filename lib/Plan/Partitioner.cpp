@@ -104,8 +104,8 @@ Partitioner::Partitioner(const PlanProblem &problem, unsigned stages,
       classes.clear();
       for (unsigned d : byHost) {
         auto it = llvm::find_if(classes, [&](const DeviceClass &cls) {
-          return sameSpec(cluster.devices[cls.devices.front()].spec,
-                          cluster.devices[d].spec);
+          return problem.pricedLike(cls.devices.front()) ==
+                 problem.pricedLike(d);
         });
         if (it == classes.end())
           classes.push_back({{d}});
@@ -232,20 +232,13 @@ void Partitioner::preparePricing() {
     // Stage costs depend on a device's numbers only (its memory is checked
     // apart): with one class per device, there are far fewer numbers than
     // classes.
-    const Cluster &cluster = problem.cluster();
-    SmallVector<unsigned> distinct;
-    for (const DeviceClass &cls : classes) {
-      const DeviceSpec &spec = cluster.devices[cls.devices.front()].spec;
-      auto it = llvm::find_if(distinct, [&](unsigned c) {
-        return sameSpec(cluster.devices[classes[c].devices.front()].spec, spec);
-      });
-      if (it == distinct.end()) {
-        pricingClass.push_back(pricingClass.size());
-        distinct.push_back(pricingClass.back());
-      } else {
-        pricingClass.push_back(*it);
-      }
-    }
+    // The first class of the devices each class is priced like.
+    llvm::DenseMap<unsigned, unsigned> firstPricedLike;
+    for (auto [c, cls] : llvm::enumerate(classes))
+      pricingClass.push_back(
+          firstPricedLike
+              .try_emplace(problem.pricedLike(cls.devices.front()), c)
+              .first->second);
   }
   // Devices of a class share host and links unless the classes were
   // simplified, so a class pair prices a cut.

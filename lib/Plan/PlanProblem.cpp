@@ -42,19 +42,20 @@ PlanProblem::PlanProblem(const LayerGraph &graph, const Cluster &cluster,
   unsigned numDevices = cluster.devices.size();
   fwd.assign(numDevices, std::vector<double>(numLayers + 1, 0));
   bwd = cheapFwd = fwd;
+  pricedAs.resize(numDevices);
   for (unsigned d = 0; d < numDevices; ++d) {
     const DeviceSpec &spec = cluster.devices[d].spec;
     // Devices of one kind share their costs.
-    bool copied = false;
-    for (unsigned e = 0; e < d && !copied; ++e)
-      if (sameSpec(cluster.devices[e].spec, spec)) {
-        fwd[d] = fwd[e];
-        bwd[d] = bwd[e];
-        cheapFwd[d] = cheapFwd[e];
-        copied = true;
-      }
-    if (copied)
+    unsigned e = 0;
+    while (e < d && !sameSpec(cluster.devices[e].spec, spec))
+      ++e;
+    pricedAs[d] = e;
+    if (e < d) {
+      fwd[d] = fwd[e];
+      bwd[d] = bwd[e];
+      cheapFwd[d] = cheapFwd[e];
       continue;
+    }
     for (unsigned l = 0; l < numLayers; ++l) {
       double f = 0, b = 0, cheap = 0;
       for (const OpCost &cost : graph.layers[l].ops) {

@@ -371,11 +371,8 @@ static double slowestTransferMs(const PlanProblem &problem) {
 class StageBackwardFloor {
 public:
   explicit StageBackwardFloor(const PlanProblem &problem) : problem(problem) {
-    const Cluster &cluster = problem.cluster();
     for (unsigned d = 0; d < problem.numDevices(); ++d)
-      if (llvm::none_of(devices, [&](unsigned e) {
-            return sameSpec(cluster.devices[e].spec, cluster.devices[d].spec);
-          }))
+      if (problem.pricedLike(d) == d)
         devices.push_back(d);
   }
 
@@ -412,14 +409,13 @@ private:
 /// neighbours share a host where they can.
 static std::vector<StagePlan> onNearDevices(const PlanProblem &problem,
                                             std::vector<StagePlan> plan) {
-  const Cluster &cluster = problem.cluster();
   std::vector<bool> taken(problem.numDevices());
   for (unsigned s = 0; s < plan.size(); ++s) {
-    const DeviceSpec &spec = cluster.devices[plan[s].device].spec;
+    unsigned like = problem.pricedLike(plan[s].device);
     unsigned best = plan[s].device;
     double fastest = kInf;
     for (unsigned d = 0; d < problem.numDevices(); ++d) {
-      if (taken[d] || !sameSpec(cluster.devices[d].spec, spec))
+      if (taken[d] || problem.pricedLike(d) != like)
         continue;
       double x =
           s ? problem.cutMs(plan[s - 1].end - 1, plan[s - 1].device, d) : 0;

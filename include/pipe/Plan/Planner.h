@@ -231,6 +231,10 @@ public:
   /// A device's memory in bytes.
   int64_t capacityBytes(unsigned device) const;
 
+  /// The first device with the same numbers as `device` (sameSpec), whose
+  /// prices it shares.
+  unsigned pricedLike(unsigned device) const { return pricedAs[device]; }
+
   /// Forward and backward time of layers [begin, end) for one microbatch
   /// on `device`, as stageCost prices them (without recompute).
   double forwardMs(unsigned begin, unsigned end, unsigned device) const {
@@ -337,6 +341,7 @@ private:
   // Prefix sums over layers, per device: forward, backward and
   // non-contraction forward time.
   std::vector<std::vector<double>> fwd, bwd, cheapFwd;
+  std::vector<unsigned> pricedAs;
   std::vector<int64_t> prefixFlops, prefixOps, prefixStash, prefixContraction;
   /// The backward pass's FLOPs per microbatch (training only).
   double backwardFlops = 0;
