@@ -183,7 +183,7 @@ Partitioner::Partitioner(const PlanProblem &problem, unsigned stages,
   // carries at least its share of the total.
   split = problem.splitBottleneck();
   prefixFloor.assign(numLayers + 1, 0);
-  double sumForward = 0, sumBackward = 0;
+  double sumForward = 0, sumBackward = 0, sumBoth = 0;
   for (unsigned l = 0; l < numLayers; ++l) {
     double forward = kInf, backward = kInf, both = kInf;
     for (unsigned d = 0; d < numDevices; ++d) {
@@ -205,8 +205,10 @@ Partitioner::Partitioner(const PlanProblem &problem, unsigned stages,
     if (split) {
       floorForward = std::max(floorForward, forward);
       floorBackward = std::max(floorBackward, backward);
+      floorStep = std::max(floorStep, both);
       sumForward += forward;
       sumBackward += backward;
+      sumBoth += both;
     } else {
       floorForward = std::max(floorForward, both);
       sumForward += both;
@@ -214,6 +216,7 @@ Partitioner::Partitioner(const PlanProblem &problem, unsigned stages,
   }
   floorForward = std::max(floorForward, sumForward / numDevices);
   floorBackward = std::max(floorBackward, sumBackward / numDevices);
+  floorStep = std::max(floorStep, sumBoth / numDevices);
 }
 
 bool Partitioner::classAllowed(unsigned key, unsigned cls) const {
@@ -391,12 +394,14 @@ Partitioner::leastStages(const SearchLimits &limits) const {
   // sums add layers in another order than a stage's cost does: a relative
   // slack keeps a stage that meets a limit to the last bit.
   constexpr double kSlack = 1 + 1e-9;
-  double forward = limits.forward * kSlack, backward = limits.backward * kSlack;
+  double forward = limits.forward * kSlack, backward = limits.backward * kSlack,
+         step = limits.step * kSlack;
   auto fits = [&](const LayerFloor &sum) {
     if (limits.overflow)
       return true;
     if (split)
-      return sum.forward <= forward && sum.backward <= backward;
+      return sum.forward <= forward && sum.backward <= backward &&
+             sum.both <= step;
     // An unhidden time is at least the larger of forward and backward.
     if (limits.unhidden)
       return std::max(sum.forward, sum.backward) <= forward;
@@ -568,7 +573,8 @@ Partitioner::search(const SearchLimits &limits) {
             unsigned nextUsed = forcedOrder ? 0 : usedOf(key, next) - 1;
             x = cutTime(j, c, device, next, representative(next, nextUsed));
             if (!limits.overflow &&
-                (x > limits.forward || (split && x > limits.backward)))
+                (x > limits.forward ||
+                 (split && (x > limits.backward || 2 * x > limits.step))))
               continue;
           }
           if (limits.tabulateLargest)
@@ -606,7 +612,8 @@ Partitioner::search(const SearchLimits &limits) {
                                                         cost.backward, position)
                                    : cost.busy;
               if (split ? cost.forward > limits.forward ||
-                              cost.backward > limits.backward
+                              cost.backward > limits.backward ||
+                              cost.busy > limits.step
                         : slowest > limits.forward)
                 continue;
               candidate = here + cost.busy;

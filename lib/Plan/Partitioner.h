@@ -42,6 +42,10 @@ struct SearchLimits {
   /// No forward (backward) step, stage or transfer, may take longer. With
   /// a single bottleneck, `forward` bounds whole stages.
   double forward = kUnbounded, backward = kUnbounded;
+  /// With split bottlenecks, no stage may take longer in all (forward,
+  /// backward and recompute), and no transfer longer than half this: the
+  /// limit of GPipe's relaxation to one bottleneck (searchPlan).
+  double step = kUnbounded;
   /// Plans whose sum exceeds this are of no use.
   double sumCap = kUnbounded;
   /// Minimize the worst memory overflow instead of time, ignoring memory
@@ -107,6 +111,9 @@ public:
   /// Lower bounds on every plan's slowest forward and backward steps.
   double forwardFloor() const { return floorForward; }
   double backwardFloor() const { return floorBackward; }
+  /// With split bottlenecks, a lower bound on every plan's slowest stage in
+  /// all (SearchLimits::step).
+  double stepFloor() const { return floorStep; }
   /// A lower bound on every plan's sum.
   double sumFloor() const { return prefixFloor.back(); }
   /// Whether the device classes were simplified, which restricts the
@@ -249,7 +256,7 @@ private:
     double forward = 0, backward = 0, both = 0;
   };
   std::vector<LayerFloor> layerFloor;
-  double floorForward = 0, floorBackward = 0;
+  double floorForward = 0, floorBackward = 0, floorStep = 0;
   double ratioLow = kUnbounded, ratioHigh = 0;
   bool split = false;
 

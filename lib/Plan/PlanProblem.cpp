@@ -283,6 +283,7 @@ PlanProblem::Times PlanProblem::times(ArrayRef<StagePlan> stages, bool unhidden,
       result.slowestForward = std::max(result.slowestForward, cost.forwardMs);
       result.slowestBackward =
           std::max(result.slowestBackward, cost.backwardMs + cost.recomputeMs);
+      result.slowestStep = std::max(result.slowestStep, cost.busyMs());
     } else {
       double slowest = unhidden ? unhiddenMs(cost.forwardMs,
                                              cost.backwardMs + cost.recomputeMs,
@@ -296,8 +297,10 @@ PlanProblem::Times PlanProblem::times(ArrayRef<StagePlan> stages, bool unhidden,
                    : cutMs(stage.end - 1, stage.device, stages[s + 1].device);
       result.sum += transfers * x;
       result.slowestForward = std::max(result.slowestForward, x);
-      if (split)
+      if (split) {
         result.slowestBackward = std::max(result.slowestBackward, x);
+        result.slowestStep = std::max(result.slowestStep, 2 * x);
+      }
     }
   }
   return result;

@@ -55,6 +55,10 @@ static constexpr double kCheapTransitions = 5e6;
 /// reports the gap it has proven.
 static constexpr unsigned kSearchRuns = 3000;
 
+/// GPipe's relaxation to one bottleneck stops where a plan it finds below
+/// the best has a J this much above its J1 (searchPlan).
+static constexpr double kWeakRelaxation = 0.01;
+
 /// Past PlanOptions::floorCells, the search for the floor under the 1F1B
 /// replay makes only this many runs on the cluster's own classes
 /// (replayFloor): a run there took 0.23 s on a 176-node ResNet on six
@@ -129,10 +133,13 @@ public:
 
   /// Only results below `cap` count; with `shared`, only those below
   /// *shared - sharedOffset too (a bound that may fall while it runs).
+  /// With `relaxation`, the results' objectives are lower bounds on the
+  /// shared one, and only the shared one prunes.
   BottleneckSearch(double lambda, double cap, SearchBudget &budget,
-                   const double *shared = nullptr, double sharedOffset = 0)
+                   const double *shared = nullptr, double sharedOffset = 0,
+                   bool relaxation = false)
       : lambda(lambda), best(cap), budget(budget), shared(shared),
-        sharedOffset(sharedOffset) {}
+        sharedOffset(sharedOffset), relaxation(relaxation) {}
 
   template <typename Probe>
   void run(double low, double high, double floorValue, double offset,
@@ -186,6 +193,8 @@ public:
 
 private:
   double incumbent() const {
+    if (relaxation)
+      return *shared - sharedOffset;
     return shared ? std::min(best, *shared - sharedOffset) : best;
   }
 
@@ -193,6 +202,7 @@ private:
   SearchBudget &budget;
   const double *shared;
   double sharedOffset;
+  bool relaxation;
   double bestPayload = 0;
   bool foundAny = false;
 };
@@ -219,9 +229,9 @@ public:
   LimitedSearch(const PlanProblem &problem, Partitioner &partitioner,
                 SearchBudget &budget,
                 llvm::function_ref<void(const Found &)> onFound,
-                bool unhidden = false)
+                bool unhidden = false, double step = kInf)
       : problem(problem), partitioner(partitioner), budget(budget),
-        onFound(onFound), unhidden(unhidden) {}
+        onFound(onFound), unhidden(unhidden), step(step) {}
 
   /// The least-sum plan within the limits if its sum is below `sumCap`,
   /// else null (one whose sum is the cap may come either way: it beats no
@@ -249,6 +259,7 @@ public:
     limits.backward = backward;
     limits.sumCap = sumCap;
     limits.unhidden = unhidden;
+    limits.step = step;
     std::optional<std::vector<StagePlan>> plan = partitioner.search(limits);
     const Found *found = nullptr;
     if (plan) {
@@ -270,6 +281,8 @@ private:
   SearchBudget &budget;
   llvm::function_ref<void(const Found &)> onFound;
   bool unhidden;
+  /// SearchLimits::step, the same for every run.
+  double step;
   std::vector<Entry> entries;
   std::deque<Found> results;
 };
@@ -909,12 +922,6 @@ static llvm::Expected<SearchOutcome> searchPlan(const PlanProblem &problem,
       best.stages = *seed;
     }
   }
-  if (m > 1 && best.objectiveMs < kInf) {
-    double slack = (best.objectiveMs - partitioner.sumFloor()) / lambda;
-    startForward = slack - floorBackward;
-    if (split)
-      startBackward = slack - floorForward;
-  }
 
   // Searches may stop early: past this many, the result reports how far
   // from the optimum it can be.
@@ -928,10 +935,86 @@ static llvm::Expected<SearchOutcome> searchPlan(const PlanProblem &problem,
       best.objectiveMs = objective;
     }
   };
+
+  // Split bottlenecks: J = sum + lambda * (F + B) is at least
+  // J1 = sum + lambda * (the slowest step in all), where a stage's step is
+  // its whole time and a transfer's twice its time (Times::slowestStep),
+  // with equality when one stage or transfer is the slowest both ways. J1
+  // has one bottleneck, so a search over it takes a few dozen runs; its
+  // plans become incumbents, and it leaves for the nested search below
+  // only the plans whose step lies where a plan it found has a larger J
+  // than J1 (docs/planner.md, "GPipe has two maxima").
+  double stepLow = 0, stepHigh = kInf;
+  if (split && m > 1) {
+    double startStep = kInf;
+    if (best.objectiveMs < kInf)
+      startStep = (best.objectiveMs - partitioner.sumFloor()) / lambda;
+    // The plans found where J > J1, and the limit each was found under:
+    // plans whose step lies between theirs and that limit have at least
+    // their sum, and are not searched further by the relaxation.
+    struct Unresolved {
+      double sum, step, limit;
+    };
+    std::vector<Unresolved> unresolved;
+    // Where good plans are slower than J1 by much, J1's least is far below
+    // J's, and the relaxation would search many steps to no avail: it
+    // stops, and the nested search searches every step.
+    bool weak = false;
+    BottleneckSearch relaxed(lambda, kInf, budget, &best.objectiveMs, 0,
+                             /*relaxation=*/true);
+    relaxed.run(
+        partitioner.stepFloor(), startStep, partitioner.sumFloor(), 0,
+        [&](double, double bound,
+            double sumCap) -> std::optional<BottleneckSearch::Result> {
+          if (weak)
+            return std::nullopt;
+          --budget.left;
+          SearchLimits limits;
+          limits.step = bound;
+          limits.sumCap = sumCap;
+          std::optional<std::vector<StagePlan>> plan =
+              partitioner.search(limits);
+          if (!plan)
+            return std::nullopt;
+          PlanProblem::Times times = partitioner.planTimes(*plan, false);
+          record(*plan, times);
+          double relaxedObjective = times.sum + lambda * times.slowestStep;
+          if (times.slowestForward + times.slowestBackward > times.slowestStep)
+            unresolved.push_back({times.sum, times.slowestStep, bound});
+          if (relaxedObjective < best.objectiveMs &&
+              times.objective(m) - relaxedObjective >
+                  kWeakRelaxation * times.objective(m))
+            weak = true;
+          return BottleneckSearch::Result{times.sum, times.slowestStep, 0};
+        });
+    if (!weak && !budget.exhausted()) {
+      // A plan below the best found has J1 below it too: its step lies
+      // where a plan found had J > J1, within what the best leaves.
+      stepLow = kInf;
+      stepHigh = 0;
+      for (const Unresolved &region : unresolved) {
+        double high =
+            std::min(region.limit, (best.objectiveMs - region.sum) / lambda);
+        if (high <= region.step)
+          continue;
+        stepLow = std::min(stepLow, region.step);
+        stepHigh = std::max(stepHigh, high);
+      }
+    }
+  }
+  bool relaxationProves = stepLow > stepHigh;
+
+  if (m > 1 && best.objectiveMs < kInf) {
+    double slack = (best.objectiveMs - partitioner.sumFloor()) / lambda;
+    startForward = slack - floorBackward;
+    if (split)
+      startBackward = slack - floorForward;
+  }
   auto recordFound = [&](const LimitedSearch::Found &found) {
     record(found.stages, found.times);
   };
-  LimitedSearch limited(problem, partitioner, budget, recordFound);
+  LimitedSearch limited(problem, partitioner, budget, recordFound,
+                        /*unhidden=*/false, stepHigh);
   // The least-sum plan whose slowest forward (backward) step is at most
   // `forward` (`backward`), if its sum is below `sumCap`.
   auto probe =
@@ -954,11 +1037,15 @@ static llvm::Expected<SearchOutcome> searchPlan(const PlanProblem &problem,
                [&](double, double bound, double sumCap) {
                  return probe(bound, kInf, sumCap, false);
                });
-  } else {
+  } else if (!relaxationProves) {
     // Split bottlenecks: an outer search over the slowest forward step.
     // Its value at a bound is the inner optimum, over the slowest backward
     // step, of sum + lambda * (slowest backward step) under that bound;
     // its slowest is that optimum's slowest forward step.
+    // What the relaxation left: both slowest steps are at most the step,
+    // and together at least it.
+    startForward = std::min(startForward, stepHigh);
+    startBackward = std::min(startBackward, stepHigh);
     BottleneckSearch outer(lambda, kInf, budget, &best.objectiveMs);
     double slowestTransfer = slowestTransferMs(problem);
     StageBackwardFloor stageBackward(problem);
@@ -1004,6 +1091,7 @@ static llvm::Expected<SearchOutcome> searchPlan(const PlanProblem &problem,
                     std::max(floorBackward, partitioner.lowRatio() * low);
                 if (low > slowestTransfer)
                   backwardLow = std::max(backwardLow, stageBackward.from(low));
+                backwardLow = std::max(backwardLow, stepLow - bound);
                 inner.run(backwardLow, startBackward, partitioner.sumFloor(),
                           lambda * low,
                           [&](double, double backward, double sumCap) {

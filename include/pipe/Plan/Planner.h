@@ -267,6 +267,11 @@ public:
     /// The slowest forward step (stage or transfer) and the slowest
     /// backward step; with a single bottleneck, all of it is in `forward`.
     double slowestForward = 0, slowestBackward = 0;
+    /// With split bottlenecks, the larger of the slowest stage in all
+    /// (forward, backward and recompute) and twice the slowest transfer:
+    /// at most slowestForward + slowestBackward, equal when one stage or
+    /// transfer is the slowest both ways.
+    double slowestStep = 0;
     double objective(int64_t microbatches) const {
       return sum +
              double(microbatches - 1) * (slowestForward + slowestBackward);
