@@ -55,10 +55,6 @@ static constexpr double kCheapTransitions = 5e6;
 /// reports the gap it has proven.
 static constexpr unsigned kSearchRuns = 3000;
 
-/// GPipe's relaxation to one bottleneck stops where a plan it finds below
-/// the best has a J this much above its J1 (searchPlan).
-static constexpr double kWeakRelaxation = 0.01;
-
 /// Past PlanOptions::floorCells, the search for the floor under the 1F1B
 /// replay makes only this many runs on the cluster's own classes
 /// (replayFloor): a run there took 0.23 s on a 176-node ResNet on six
@@ -133,13 +129,16 @@ public:
 
   /// Only results below `cap` count; with `shared`, only those below
   /// *shared - sharedOffset too (a bound that may fall while it runs).
-  /// With `relaxation`, the results' objectives are lower bounds on the
-  /// shared one, and only the shared one prunes.
+  /// With `relaxation`, the results' objectives are only lower bounds on
+  /// the shared one's, so only the shared one prunes (and `cap` is
+  /// ignored).
   BottleneckSearch(double lambda, double cap, SearchBudget &budget,
                    const double *shared = nullptr, double sharedOffset = 0,
                    bool relaxation = false)
       : lambda(lambda), best(cap), budget(budget), shared(shared),
-        sharedOffset(sharedOffset), relaxation(relaxation) {}
+        sharedOffset(sharedOffset), relaxation(relaxation) {
+    assert((!relaxation || shared) && "a relaxation prunes at the shared");
+  }
 
   template <typename Probe>
   void run(double low, double high, double floorValue, double offset,
@@ -210,8 +209,9 @@ private:
 
 namespace {
 /// Runs of the partitioner's dynamic program under limits on the slowest
-/// forward and backward steps and on the sum, answered from earlier runs
-/// where they can be. The least sum under some limits is no less than
+/// forward and backward steps and on the sum (and one limit on the step in
+/// all, SearchLimits::step, the same for every run), answered from earlier
+/// runs where they can be. The least sum under some limits is no less than
 /// under larger ones: the least-sum plan under larger limits is also the
 /// least under smaller limits that it meets, and a least sum at or above
 /// the cap under larger limits leaves none below it under smaller ones.
@@ -943,7 +943,7 @@ static llvm::Expected<SearchOutcome> searchPlan(const PlanProblem &problem,
   // has one bottleneck, so a search over it takes a few dozen runs; its
   // plans become incumbents, and it leaves for the nested search below
   // only the plans whose step lies where a plan it found has a larger J
-  // than J1 (docs/planner.md, "GPipe has two maxima").
+  // than J1 (docs/planner.md, "GPipe's relaxation to one bottleneck").
   double stepLow = 0, stepHigh = kInf;
   if (split && m > 1) {
     double startStep = kInf;
@@ -979,15 +979,18 @@ static llvm::Expected<SearchOutcome> searchPlan(const PlanProblem &problem,
           PlanProblem::Times times = partitioner.planTimes(*plan, false);
           record(*plan, times);
           double relaxedObjective = times.sum + lambda * times.slowestStep;
-          if (times.slowestForward + times.slowestBackward > times.slowestStep)
+          // (A stage's whole time adds its parts in another order than its
+          // two steps do: a last bit is no split.)
+          if (times.slowestForward + times.slowestBackward >
+              times.slowestStep * (1 + 1e-12))
             unresolved.push_back({times.sum, times.slowestStep, bound});
           if (relaxedObjective < best.objectiveMs &&
               times.objective(m) - relaxedObjective >
-                  kWeakRelaxation * times.objective(m))
+                  options.weakRelaxation * times.objective(m))
             weak = true;
           return BottleneckSearch::Result{times.sum, times.slowestStep, 0};
         });
-    if (!weak && !budget.exhausted()) {
+    if (!weak && budget.unexplored == kInf) {
       // A plan below the best found has J1 below it too: its step lies
       // where a plan found had J > J1, within what the best leaves.
       stepLow = kInf;

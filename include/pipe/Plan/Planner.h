@@ -146,6 +146,11 @@ struct PlanOptions {
   /// on the cluster's classes and the rest with one class per kind, each
   /// cut at its least transfer (docs/planner.md, "The floor").
   double floorCells = 1e6;
+  /// GPipe's relaxation to one bottleneck stops, and the nested searches
+  /// search every step, where a plan it finds below the best has a J this
+  /// much (relative) above its relaxed objective (docs/planner.md, "GPipe's
+  /// relaxation to one bottleneck"). Infinity keeps it to the end.
+  double weakRelaxation = 0.01;
 };
 
 /// One stage of a plan: layers [begin, end) on `device`.
@@ -270,7 +275,8 @@ public:
     /// With split bottlenecks, the larger of the slowest stage in all
     /// (forward, backward and recompute) and twice the slowest transfer:
     /// at most slowestForward + slowestBackward, equal when one stage or
-    /// transfer is the slowest both ways.
+    /// transfer is the slowest both ways (up to rounding: the parts add in
+    /// another order).
     double slowestStep = 0;
     double objective(int64_t microbatches) const {
       return sum +
