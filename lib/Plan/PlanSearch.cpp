@@ -550,11 +550,11 @@ static SuffixTables suffixTables(const PlanProblem &problem,
   if (!(high > low) || !std::isfinite(high))
     return tables;
   // As many limits as keep the tables within kSuffixCells (one pass of the
-  // dynamic program fills them all); none if fewer than 8 fit, too coarse
+  // dynamic program fills them all); none if fewer than 4 fit, too coarse
   // to tell suffixes apart.
   size_t numCells = tables.sum.size();
   unsigned numLimits = std::min<size_t>(kSuffixLimits, kSuffixCells / numCells);
-  if (numLimits < 8)
+  if (numLimits < 4)
     return tables;
   double wholePlans = kInf;
   for (unsigned key = 0; key < tables.numKeys; ++key)
