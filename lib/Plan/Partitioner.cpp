@@ -94,7 +94,7 @@ Partitioner::Partitioner(const PlanProblem &problem, unsigned stages,
         sizes.push_back(cls.devices.size());
       return dynamicProgramCells(problem.numLayers(), sizes);
     };
-    if (leastLinks || cells() > kMaxCells) {
+    if (leastLinks || cells() > options.classCells) {
       approximate = !leastLinks;
       std::vector<unsigned> byHost(numDevices);
       std::iota(byHost.begin(), byHost.end(), 0);

@@ -299,6 +299,10 @@ struct SearchOutcome {
   /// are simplified or the device order given).
   double replayFloorMs = 0;
   SuffixTables suffixes;
+  /// With simplified classes, floors under every plan's objective and
+  /// 1F1B replay from the search with each cut at its least transfer (0
+  /// for none; leastLinkFloor).
+  double leastLinkFloorMs = 0, leastLinkReplayMs = 0;
 };
 } // namespace
 
@@ -602,7 +606,9 @@ SuffixTables mlir::pipe::tabulateSuffixes(const PlanProblem &problem,
 /// was not exhaustive, and refines 1F1B plans on their replay.
 static PipelinePlan finishPlan(const PlanProblem &problem, PipelinePlan plan,
                                bool proven, double replayFloorMs,
-                               const SuffixTables &suffixes) {
+                               const SuffixTables &suffixes,
+                               double leastLinkFloorMs,
+                               double leastLinkReplayMs) {
   plan.objectiveMs = problem.objectiveMs(plan.stages);
   bool oneFOneB = problem.options().training &&
                   problem.options().schedule == Schedule::OneFOneB;
@@ -615,7 +621,7 @@ static PipelinePlan finishPlan(const PlanProblem &problem, PipelinePlan plan,
   if (!proven) {
     // The search's own gap is about the plans it searched; the floor's
     // holds for every plan, and a plan that meets it is the least.
-    double floor = objectiveFloor(problem);
+    double floor = std::max(objectiveFloor(problem), leastLinkFloorMs);
     plan.exact = plan.objectiveMs <= floor * (1 + 1e-12);
     plan.gapBound =
         plan.exact ? 0 : (plan.objectiveMs - floor) / plan.objectiveMs;
@@ -626,7 +632,8 @@ static PipelinePlan finishPlan(const PlanProblem &problem, PipelinePlan plan,
     refinePlanBySimulation(problem, plan);
     // Past the exact range (blocks of layers, simplified classes), the
     // branch and bound could not finish: only its root bounds count.
-    double floorMs = relaxedFloorMs(problem, /*replay=*/true);
+    double floorMs =
+        std::max(relaxedFloorMs(problem, /*replay=*/true), leastLinkReplayMs);
     searchLeastReplay(
         problem, plan, proven ? std::max(replayFloorMs, floorMs) : floorMs,
         /*branch=*/proven, suffixes.empty() ? nullptr : &suffixes);
@@ -706,14 +713,16 @@ coarsen(const PlanProblem &problem, unsigned groups) {
   return {std::move(coarse), std::move(starts)};
 }
 
-/// Searches `problem`; with `tabulate`, also keeps the tables that bound
-/// the branch and bound over 1F1B replays (not for blocks of layers, whose
-/// tables would bound only the plans that cut between blocks). Only plans
+/// Searches `problem`; with `modelLayers` (the model's own layers, not
+/// blocks of them nor a given count of the fastest devices), also keeps
+/// the tables that bound the branch and bound over 1F1B replays, and with
+/// simplified classes the floors of leastLinkFloor (on blocks, both would
+/// bound only the plans that cut between blocks). Only plans
 /// whose objective is below `capMs` count: with a finite cap, an outcome
 /// that does not fit may only mean that none is below it. `stages`, when
 /// not zero, fixes the stage count as --stages would.
 static llvm::Expected<SearchOutcome> searchPlan(const PlanProblem &problem,
-                                                bool tabulate,
+                                                bool modelLayers,
                                                 double capMs = kInf,
                                                 unsigned stages = 0);
 
@@ -723,7 +732,7 @@ static llvm::Expected<SearchOutcome> planCoarsened(const PlanProblem &problem,
   auto [coarse, starts] = coarsen(problem, groups);
   PlanProblem coarseProblem(coarse, problem.cluster(), problem.options());
   llvm::Expected<SearchOutcome> outcome =
-      searchPlan(coarseProblem, /*tabulate=*/false);
+      searchPlan(coarseProblem, /*modelLayers=*/false);
   if (!outcome)
     return outcome.takeError();
   PipelinePlan *plan = &outcome->plan;
@@ -798,19 +807,22 @@ mlir::pipe::planPipeline(const PlanProblem &problem) {
                    (options.maxExactLayers || !layerSearchIsCheap(problem));
   llvm::Expected<SearchOutcome> outcome =
       coarsened ? planCoarsened(problem, maxLayers)
-                : searchPlan(problem, /*tabulate=*/true);
+                : searchPlan(problem, /*modelLayers=*/true);
   // Blocks may fit nowhere where finer cuts fit: then search every layer.
   if (coarsened && outcome && !outcome->fits) {
     coarsened = false;
-    outcome = searchPlan(problem, /*tabulate=*/true);
+    outcome = searchPlan(problem, /*modelLayers=*/true);
   }
   if (!outcome)
     return outcome.takeError();
   if (!outcome->fits)
     return describeOverflow(problem, outcome->plan.stages);
+  // Floors found on blocks of layers are no floors for the model's own.
   return finishPlan(problem, std::move(outcome->plan),
                     outcome->proven && !coarsened, outcome->replayFloorMs,
-                    outcome->suffixes);
+                    outcome->suffixes,
+                    coarsened ? 0 : outcome->leastLinkFloorMs,
+                    coarsened ? 0 : outcome->leastLinkReplayMs);
 }
 
 /// Whether every layer alone, as the last stage with its leanest recompute,
@@ -850,7 +862,7 @@ searchFastestCount(const PlanProblem &problem) {
         best ? std::min(bestObjective, std::numeric_limits<double>::max())
              : kInf;
     llvm::Expected<SearchOutcome> outcome =
-        searchPlan(problem, /*tabulate=*/false, cap, count);
+        searchPlan(problem, /*modelLayers=*/false, cap, count);
     if (!outcome)
       return outcome.takeError();
     double objective = outcome->fits ? outcome->plan.objectiveMs : kInf;
@@ -894,19 +906,16 @@ searchFastestCount(const PlanProblem &problem) {
   return std::move(*best);
 }
 
-static llvm::Expected<SearchOutcome> searchPlan(const PlanProblem &problem,
-                                                bool tabulate, double capMs,
-                                                unsigned stages) {
+/// The branch and bound over the bottlenecks (docs/planner.md, "The
+/// search"): lowers `best` to the least objective of the plans
+/// `partitioner` searches, as it prices them, if that is below
+/// best.objectiveMs; past the budget, records in it the least bound left
+/// open.
+static void searchBottlenecks(const PlanProblem &problem,
+                              Partitioner &partitioner, unsigned stages,
+                              PipelinePlan &best, SearchBudget &budget) {
   const PlanOptions &options = problem.options();
-  if (!stages)
-    stages = options.stages;
-  Partitioner partitioner(problem, stages);
-  if (partitioner.takesTheFastest() && !stages && options.cutAfter.empty())
-    return searchFastestCount(problem);
   int64_t m = options.microbatches;
-
-  PipelinePlan best;
-  best.objectiveMs = capMs;
   bool split = problem.splitBottleneck();
   double lambda = double(m - 1);
   double floorForward = partitioner.forwardFloor();
@@ -923,9 +932,6 @@ static llvm::Expected<SearchOutcome> searchPlan(const PlanProblem &problem,
     }
   }
 
-  // Searches may stop early: past this many, the result reports how far
-  // from the optimum it can be.
-  SearchBudget budget{kSearchRuns};
   auto record = [&](std::vector<StagePlan> plan,
                     const PlanProblem::Times &times) {
     double objective = times.objective(m);
@@ -1106,12 +1112,69 @@ static llvm::Expected<SearchOutcome> searchPlan(const PlanProblem &problem,
                                                 inner.payload(), 0};
               });
   }
+}
+
+/// With simplified classes the search proves nothing about every plan.
+/// The same search with each cut at its least transfer, one class per set
+/// of devices with the same numbers (Partitioner's `leastLinks`), does:
+/// no plan costs more there than in the cluster. Returns that floor under
+/// every plan's objective (at most the objective of `best`, which bounds
+/// the search), and takes its plan, each stage moved to the device of its
+/// numbers that the stage before reaches fastest, where that beats
+/// `best`. For 1F1B, also the floor under every replay over the same
+/// classes, in `replayFloorMs`, and the seeds that search visits.
+static double leastLinkFloor(const PlanProblem &problem, unsigned stages,
+                             PipelinePlan &best, double &replayFloorMs) {
+  Partitioner relaxed(problem, stages, /*leastLinks=*/true);
+  if (relaxed.takesTheFastest())
+    return 0;
+  PipelinePlan least;
+  least.objectiveMs = best.objectiveMs;
+  SearchBudget budget{kSearchRuns};
+  searchBottlenecks(problem, relaxed, stages, least, budget);
+  double floor = std::min(least.objectiveMs, budget.unexplored);
+  if (!least.stages.empty()) {
+    std::vector<StagePlan> near = onNearDevices(problem, least.stages);
+    double objective = problem.objectiveMs(near);
+    if (objective < best.objectiveMs && fitsMemory(problem, near)) {
+      best.stages = std::move(near);
+      best.objectiveMs = objective;
+    }
+  }
+  if (problem.options().training &&
+      problem.options().schedule == Schedule::OneFOneB)
+    replayFloorMs =
+        leastUnhidden(problem, relaxed, kSearchRuns, kInf, best.floorPlans);
+  return floor;
+}
+
+static llvm::Expected<SearchOutcome> searchPlan(const PlanProblem &problem,
+                                                bool modelLayers, double capMs,
+                                                unsigned stages) {
+  const PlanOptions &options = problem.options();
+  if (!stages)
+    stages = options.stages;
+  Partitioner partitioner(problem, stages);
+  if (partitioner.takesTheFastest() && !stages && options.cutAfter.empty())
+    return searchFastestCount(problem);
+
+  PipelinePlan best;
+  best.objectiveMs = capMs;
+  // Searches may stop early: past this many, the result reports how far
+  // from the optimum it can be.
+  SearchBudget budget{kSearchRuns};
+  searchBottlenecks(problem, partitioner, stages, best, budget);
   if (budget.unexplored < best.objectiveMs) {
     best.exact = false;
     best.gapBound = (best.objectiveMs - budget.unexplored) / best.objectiveMs;
   }
+  double leastLinkFloorMs = 0, leastLinkReplayMs = 0;
+  if (modelLayers && partitioner.isApproximate() && !best.stages.empty())
+    leastLinkFloorMs = leastLinkFloor(problem, stages, best, leastLinkReplayMs);
   if (!best.stages.empty()) {
     SearchOutcome outcome{std::move(best), true, !partitioner.isApproximate()};
+    outcome.leastLinkFloorMs = leastLinkFloorMs;
+    outcome.leastLinkReplayMs = leastLinkReplayMs;
     // 1F1B: the floor under every replay; its search's plans, which let
     // warm-ups hide time, seed the refinement on the replay.
     if (problem.options().training &&
@@ -1131,7 +1194,7 @@ static llvm::Expected<SearchOutcome> searchPlan(const PlanProblem &problem,
       SuffixTables tables;
       llvm::DefaultThreadPool pool(llvm::hardware_concurrency(1));
       std::shared_future<void> tabulated;
-      if (tabulate && outcome.proven)
+      if (modelLayers && outcome.proven)
         tabulated = pool.async([&problem, &tables, stages, replayMs] {
           Partitioner own(problem, stages);
           tables = suffixTables(problem, own, replayMs);

@@ -146,6 +146,12 @@ struct PlanOptions {
   /// on the cluster's classes and the rest with one class per kind, each
   /// cut at its least transfer (docs/planner.md, "The floor").
   double floorCells = 1e6;
+  /// Past this many cells of the dynamic program over the cluster's
+  /// interchangeable devices, devices with the same numbers form one class
+  /// whatever their hosts and links: the plan is then not proven the least,
+  /// and a search with every cut at its least transfer bounds its gap
+  /// (docs/planner.md, "There are two other limits").
+  double classCells = 4e6;
   /// GPipe's relaxation to one bottleneck stops, and the nested searches
   /// search every step, where a plan it finds below the best has a J this
   /// much (relative) above its relaxed objective (docs/planner.md, "GPipe's
