@@ -94,7 +94,9 @@ Partitioner::Partitioner(const PlanProblem &problem, unsigned stages,
         sizes.push_back(cls.devices.size());
       return dynamicProgramCells(problem.numLayers(), sizes);
     };
-    if (leastLinks || cells() > options.classCells) {
+    // (Never past kMaxCells, where the fastest devices take a stage each
+    // below and the search would claim a proof it does not have.)
+    if (leastLinks || cells() > std::min(options.classCells, kMaxCells)) {
       approximate = !leastLinks;
       std::vector<unsigned> byHost(numDevices);
       std::iota(byHost.begin(), byHost.end(), 0);

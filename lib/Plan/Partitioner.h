@@ -20,8 +20,10 @@ namespace pipe {
 /// No limit.
 inline constexpr double kUnbounded = std::numeric_limits<double>::infinity();
 /// Past this many cells, even with one class per set of devices with the
-/// same numbers, the fastest devices take one stage each (and the search
-/// over every layer is not cheap).
+/// same numbers, the fastest devices take one stage each; classes are
+/// simplified past PlanOptions::classCells, at most this; and the search
+/// over every layer is not cheap past this many with the cluster's
+/// classes (layerSearchIsCheap).
 inline constexpr double kMaxCells = 4e6;
 /// More stages than any plan has.
 inline constexpr unsigned kUnreachableStages = 1u << 30;

@@ -1142,9 +1142,22 @@ static double leastLinkFloor(const PlanProblem &problem, unsigned stages,
     }
   }
   if (problem.options().training &&
-      problem.options().schedule == Schedule::OneFOneB)
-    replayFloorMs =
-        leastUnhidden(problem, relaxed, kSearchRuns, kInf, best.floorPlans);
+      problem.options().schedule == Schedule::OneFOneB) {
+    // As replayFloor: below the best plan's replay, and past floorCells
+    // only a few runs, whose states unhidden times cannot drop.
+    double cap = kInf;
+    llvm::Expected<Simulation> replayed =
+        simulate(problem, best.stages, /*recordEvents=*/false);
+    if (replayed)
+      cap = replayed->iterationMs;
+    else
+      llvm::consumeError(replayed.takeError());
+    unsigned runs = double(relaxed.numStates()) * (problem.numLayers() + 1) >
+                            problem.options().floorCells
+                        ? kFloorRunsOnManyCells
+                        : kSearchRuns;
+    replayFloorMs = leastUnhidden(problem, relaxed, runs, cap, best.floorPlans);
+  }
   return floor;
 }
 
