@@ -409,7 +409,7 @@ TEST(ReplaySearch, OneFOneBBlocksClaimNoGapTooSmall) {
 /// as one class), the search proves nothing about every plan; the same
 /// search with every cut at its least transfer bounds the objective and
 /// the 1F1B replay. Both claimed gaps hold against exhaustive searches,
-/// and a plan claimed the least is.
+/// and a plan claimed the least is, also with --stages and --cut-after.
 TEST(ReplaySearch, SimplifiedClassesClaimNoGapTooSmall) {
   std::mt19937 rng(1201);
   static const char *kinds[] = {"A100-80GB", "T4"};
@@ -431,6 +431,21 @@ TEST(ReplaySearch, SimplifiedClassesClaimNoGapTooSmall) {
     PlanOptions options =
         trial % 2 ? randomOptions(rng) : oneFOneBTraining(rng, 2);
     options.classCells = 0;
+    // A third each: a fixed stage count, given cuts, neither.
+    unsigned stages =
+        std::uniform_int_distribution<unsigned>(1, numDevices)(rng);
+    switch (rng() % 3) {
+    case 1:
+      options.stages = stages;
+      break;
+    case 2:
+      for (unsigned cut = 0; cut + 1 < numLayers; ++cut)
+        options.cutAfter.push_back(cut);
+      std::shuffle(options.cutAfter.begin(), options.cutAfter.end(), rng);
+      options.cutAfter.resize(std::min(stages, numLayers) - 1);
+      llvm::sort(options.cutAfter);
+      break;
+    }
     PlanProblem problem(graph, cluster, options);
     std::optional<PipelinePlan> reference = exhaustivePlan(problem);
     Expected<PipelinePlan> plan = planPipeline(problem);
@@ -448,13 +463,17 @@ TEST(ReplaySearch, SimplifiedClassesClaimNoGapTooSmall) {
       EXPECT_NEAR(objective, least, 1e-9 * objective) << "trial " << trial;
       ++exact;
     }
-    if (options.training && options.schedule == Schedule::OneFOneB)
+    // (bestReplay ranges over every plan, whatever the options fix.)
+    if (options.training && options.schedule == Schedule::OneFOneB &&
+        !options.stages && options.cutAfter.empty())
       gaps += checkAgainstLeastReplay(problem, *plan, trial);
   }
   EXPECT_GT(total, 300u);
-  // The floor proves most plans the least, not all.
+  // The floor proves most plans the least, not all; and some replays are
+  // above the least, so that their gaps count.
   EXPECT_GT(exact, total / 2);
   EXPECT_LT(exact, total);
+  EXPECT_GT(gaps, 0u);
 }
 
 /// Past the exact range only the replay search's root bounds and the
