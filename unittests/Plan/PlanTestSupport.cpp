@@ -2,8 +2,10 @@
 
 #include "PlanTestSupport.h"
 
+#include <algorithm>
 #include <functional>
 #include <limits>
+#include <numeric>
 
 using namespace mlir;
 using namespace mlir::pipe;
@@ -116,6 +118,16 @@ PlanOptions mlir::pipe::oneFOneBTraining(std::mt19937 &rng, int fewest) {
   options.optimizer = Optimizer::Adam;
   options.microbatches = std::uniform_int_distribution<int>(fewest, 8)(rng);
   return options;
+}
+
+std::vector<unsigned>
+mlir::pipe::randomCuts(std::mt19937 &rng, unsigned numLayers, unsigned stages) {
+  std::vector<unsigned> cuts(numLayers - 1);
+  std::iota(cuts.begin(), cuts.end(), 0);
+  std::shuffle(cuts.begin(), cuts.end(), rng);
+  cuts.resize(std::min(stages, numLayers) - 1);
+  llvm::sort(cuts);
+  return cuts;
 }
 
 std::vector<double> mlir::pipe::backwardEnds(ArrayRef<ReplayStage> stages,

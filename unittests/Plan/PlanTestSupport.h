@@ -69,6 +69,11 @@ std::vector<double> backwardEnds(ArrayRef<ReplayStage> stages,
 /// 1F1B training with Adam and from `fewest` to 8 microbatches.
 PlanOptions oneFOneBTraining(std::mt19937 &rng, int fewest);
 
+/// Random cuts for --cut-after: ascending, for `stages` stages of
+/// `numLayers` layers (fewer where the layers are fewer).
+std::vector<unsigned> randomCuts(std::mt19937 &rng, unsigned numLayers,
+                                 unsigned stages);
+
 } // namespace pipe
 } // namespace mlir
 

@@ -439,11 +439,7 @@ TEST(ReplaySearch, SimplifiedClassesClaimNoGapTooSmall) {
       options.stages = stages;
       break;
     case 2:
-      for (unsigned cut = 0; cut + 1 < numLayers; ++cut)
-        options.cutAfter.push_back(cut);
-      std::shuffle(options.cutAfter.begin(), options.cutAfter.end(), rng);
-      options.cutAfter.resize(std::min(stages, numLayers) - 1);
-      llvm::sort(options.cutAfter);
+      options.cutAfter = randomCuts(rng, numLayers, stages);
       break;
     }
     PlanProblem problem(graph, cluster, options);
