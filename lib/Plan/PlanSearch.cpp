@@ -299,10 +299,10 @@ struct SearchOutcome {
   /// are simplified or the device order given).
   double replayFloorMs = 0;
   SuffixTables suffixes;
-  /// With simplified classes, floors under every plan's objective and
-  /// 1F1B replay from the search with each cut at its least transfer (0
-  /// for none; leastLinkFloor).
-  double leastLinkFloorMs = 0, leastLinkReplayMs = 0;
+  /// With simplified classes, a floor under every plan's objective from
+  /// the search with each cut at its least transfer (0 for none;
+  /// leastLinkFloor).
+  double leastLinkFloorMs = 0;
 };
 } // namespace
 
@@ -483,8 +483,8 @@ static double leastUnhidden(const PlanProblem &problem,
 
 /// A lower bound on every 1F1B replay (docs/planner.md): the least of
 /// sum + (M - 1) max(unhidden stage time, transfer) over every plan the
-/// options allow, or a bound below it; zero with simplified classes. Adds
-/// the plans its searches visit to `visited`.
+/// options allow, or a bound below it. Adds the plans its searches visit
+/// to `visited`.
 ///
 /// Unhidden times admit no dominated states, so a run of the dynamic
 /// program costs all its states, which classes of one kind on several
@@ -495,22 +495,39 @@ static double leastUnhidden(const PlanProblem &problem,
 /// (Partitioner's `leastLinks`: a relaxation, so its least is a floor too;
 /// six classes of three kinds on two hosts become three, 1,008 states per
 /// layer boundary instead of 16,128).
-static double replayFloor(const PlanProblem &problem, Partitioner &exact,
-                          unsigned stages, double cap,
+///
+/// With simplified classes the search proves nothing about every plan, and
+/// only that relaxation gives a floor, past floorCells from a few runs;
+/// only on the model's own layers (`modelLayers`: on blocks it would bound
+/// only the plans that cut between blocks), else zero.
+static double replayFloor(const PlanProblem &problem, Partitioner &searched,
+                          unsigned stages, double cap, bool modelLayers,
                           std::vector<std::vector<StagePlan>> &visited) {
-  if (exact.isApproximate())
+  bool approximate = searched.isApproximate();
+  if (approximate && !modelLayers)
     return 0;
+  auto manyCells = [&](const Partitioner &partitioner) {
+    return double(partitioner.numStates()) * (problem.numLayers() + 1) >
+           problem.options().floorCells;
+  };
   std::optional<Partitioner> relaxed;
-  if (double(exact.numStates()) * (problem.numLayers() + 1) >
-      problem.options().floorCells) {
+  if (approximate || manyCells(searched)) {
     relaxed.emplace(problem, stages, /*leastLinks=*/true);
-    if (relaxed->takesTheFastest() || relaxed->numStates() >= exact.numStates())
+    if (relaxed->takesTheFastest() ||
+        (!approximate && relaxed->numStates() >= searched.numStates()))
       relaxed.reset();
   }
   if (!relaxed)
-    return leastUnhidden(problem, exact, kSearchRuns, cap, visited);
+    return approximate
+               ? 0
+               : leastUnhidden(problem, searched, kSearchRuns, cap, visited);
+  if (approximate)
+    return leastUnhidden(problem, *relaxed,
+                         manyCells(*relaxed) ? kFloorRunsOnManyCells
+                                             : kSearchRuns,
+                         cap, visited);
   return std::max(
-      leastUnhidden(problem, exact, kFloorRunsOnManyCells, cap, visited),
+      leastUnhidden(problem, searched, kFloorRunsOnManyCells, cap, visited),
       leastUnhidden(problem, *relaxed, kSearchRuns, cap, visited));
 }
 
@@ -604,11 +621,12 @@ SuffixTables mlir::pipe::tabulateSuffixes(const PlanProblem &problem,
 
 /// Prices the chosen plan on `problem`, bounds its gap when the search
 /// was not exhaustive, and refines 1F1B plans on their replay.
+/// `replayFloorMs` and `leastLinkFloorMs` bound every plan of `problem`
+/// (0 for none: not those found on blocks of layers).
 static PipelinePlan finishPlan(const PlanProblem &problem, PipelinePlan plan,
                                bool proven, double replayFloorMs,
                                const SuffixTables &suffixes,
-                               double leastLinkFloorMs,
-                               double leastLinkReplayMs) {
+                               double leastLinkFloorMs) {
   plan.objectiveMs = problem.objectiveMs(plan.stages);
   bool oneFOneB = problem.options().training &&
                   problem.options().schedule == Schedule::OneFOneB;
@@ -632,11 +650,10 @@ static PipelinePlan finishPlan(const PlanProblem &problem, PipelinePlan plan,
     refinePlanBySimulation(problem, plan);
     // Past the exact range (blocks of layers, simplified classes), the
     // branch and bound could not finish: only its root bounds count.
-    double floorMs =
-        std::max(relaxedFloorMs(problem, /*replay=*/true), leastLinkReplayMs);
-    searchLeastReplay(
-        problem, plan, proven ? std::max(replayFloorMs, floorMs) : floorMs,
-        /*branch=*/proven, suffixes.empty() ? nullptr : &suffixes);
+    double floorMs = relaxedFloorMs(problem, /*replay=*/true);
+    searchLeastReplay(problem, plan, std::max(replayFloorMs, floorMs),
+                      /*branch=*/proven,
+                      suffixes.empty() ? nullptr : &suffixes);
   }
   return plan;
 }
@@ -819,10 +836,9 @@ mlir::pipe::planPipeline(const PlanProblem &problem) {
     return describeOverflow(problem, outcome->plan.stages);
   // Floors found on blocks of layers are no floors for the model's own.
   return finishPlan(problem, std::move(outcome->plan),
-                    outcome->proven && !coarsened, outcome->replayFloorMs,
-                    outcome->suffixes,
-                    coarsened ? 0 : outcome->leastLinkFloorMs,
-                    coarsened ? 0 : outcome->leastLinkReplayMs);
+                    outcome->proven && !coarsened,
+                    coarsened ? 0 : outcome->replayFloorMs, outcome->suffixes,
+                    coarsened ? 0 : outcome->leastLinkFloorMs);
 }
 
 /// Whether every layer alone, as the last stage with its leanest recompute,
@@ -1121,10 +1137,9 @@ static void searchBottlenecks(const PlanProblem &problem,
 /// every plan's objective (at most the objective of `best`, which bounds
 /// the search), and takes its plan, each stage moved to the device of its
 /// numbers that the stage before reaches fastest, where that beats
-/// `best`. For 1F1B, also the floor under every replay over the same
-/// classes, in `replayFloorMs`, and the seeds that search visits.
+/// `best`. (replayFloor bounds the 1F1B replay over the same classes.)
 static double leastLinkFloor(const PlanProblem &problem, unsigned stages,
-                             PipelinePlan &best, double &replayFloorMs) {
+                             PipelinePlan &best) {
   Partitioner relaxed(problem, stages, /*leastLinks=*/true);
   if (relaxed.takesTheFastest())
     return 0;
@@ -1132,7 +1147,6 @@ static double leastLinkFloor(const PlanProblem &problem, unsigned stages,
   least.objectiveMs = best.objectiveMs;
   SearchBudget budget{kSearchRuns};
   searchBottlenecks(problem, relaxed, stages, least, budget);
-  double floor = std::min(least.objectiveMs, budget.unexplored);
   if (!least.stages.empty()) {
     std::vector<StagePlan> near = onNearDevices(problem, least.stages);
     double objective = problem.objectiveMs(near);
@@ -1141,24 +1155,7 @@ static double leastLinkFloor(const PlanProblem &problem, unsigned stages,
       best.objectiveMs = objective;
     }
   }
-  if (problem.options().training &&
-      problem.options().schedule == Schedule::OneFOneB) {
-    // As replayFloor: below the best plan's replay, and past floorCells
-    // only a few runs, whose states unhidden times cannot drop.
-    double cap = kInf;
-    llvm::Expected<Simulation> replayed =
-        simulate(problem, best.stages, /*recordEvents=*/false);
-    if (replayed)
-      cap = replayed->iterationMs;
-    else
-      llvm::consumeError(replayed.takeError());
-    unsigned runs = double(relaxed.numStates()) * (problem.numLayers() + 1) >
-                            problem.options().floorCells
-                        ? kFloorRunsOnManyCells
-                        : kSearchRuns;
-    replayFloorMs = leastUnhidden(problem, relaxed, runs, cap, best.floorPlans);
-  }
-  return floor;
+  return std::min(least.objectiveMs, budget.unexplored);
 }
 
 static llvm::Expected<SearchOutcome> searchPlan(const PlanProblem &problem,
@@ -1181,13 +1178,12 @@ static llvm::Expected<SearchOutcome> searchPlan(const PlanProblem &problem,
     best.exact = false;
     best.gapBound = (best.objectiveMs - budget.unexplored) / best.objectiveMs;
   }
-  double leastLinkFloorMs = 0, leastLinkReplayMs = 0;
+  double leastLinkFloorMs = 0;
   if (modelLayers && partitioner.isApproximate() && !best.stages.empty())
-    leastLinkFloorMs = leastLinkFloor(problem, stages, best, leastLinkReplayMs);
+    leastLinkFloorMs = leastLinkFloor(problem, stages, best);
   if (!best.stages.empty()) {
     SearchOutcome outcome{std::move(best), true, !partitioner.isApproximate()};
     outcome.leastLinkFloorMs = leastLinkFloorMs;
-    outcome.leastLinkReplayMs = leastLinkReplayMs;
     // 1F1B: the floor under every replay; its search's plans, which let
     // warm-ups hide time, seed the refinement on the replay.
     if (problem.options().training &&
@@ -1214,8 +1210,9 @@ static llvm::Expected<SearchOutcome> searchPlan(const PlanProblem &problem,
           tabulateResponses(problem, tables);
         });
       if (found)
-        outcome.replayFloorMs = replayFloor(problem, partitioner, stages,
-                                            replayMs, outcome.plan.floorPlans);
+        outcome.replayFloorMs =
+            replayFloor(problem, partitioner, stages, replayMs, modelLayers,
+                        outcome.plan.floorPlans);
       if (tabulated.valid()) {
         tabulated.wait();
         outcome.suffixes = std::move(tables);
