@@ -531,16 +531,13 @@ static double replayFloor(const PlanProblem &problem, Partitioner &searched,
       leastUnhidden(problem, *relaxed, kSearchRuns, cap, visited));
 }
 
-/// The partitioner's tables of least suffix sums and least largest
-/// unhidden times, for the branch and bound over replays; none when its
-/// classes are not the cluster's interchangeable devices. A plan replays
-/// below `capMs` only if its unhidden times are below a limit that
-/// follows from the floor's bound; the least sums under limits up to it
-/// tell which suffixes such a plan can have. `perLimit` runs the dynamic
-/// program once per limit (tabulateSuffixes).
-static SuffixTables suffixTables(const PlanProblem &problem,
-                                 Partitioner &partitioner, double capMs,
-                                 bool perLimit = false) {
+/// The layout of the suffix tables for the plans that replay below
+/// `capMs` (its keys and stageLimit), with no table filled; an empty radix
+/// when the partitioner's classes are not the cluster's interchangeable
+/// devices, which the tables count.
+static SuffixTables suffixTableLayout(const PlanProblem &problem,
+                                      const Partitioner &partitioner,
+                                      double capMs) {
   SuffixTables tables;
   tables.radix = partitioner.keyRadix();
   if (tables.radix.empty())
@@ -550,10 +547,25 @@ static SuffixTables suffixTables(const PlanProblem &problem,
     tables.sizes.push_back(cls.size());
   tables.numKeys = tables.radix.back() * (tables.sizes.back() + 1);
   // No stage of a plan that replays below the cap has an unhidden time
-  // above `high`: sum + (M - 1) * (largest unhidden time) bounds the replay.
+  // above this: sum + (M - 1) * (largest unhidden time) bounds the replay.
   double lambda = double(problem.options().microbatches - 1);
-  double high = lambda > 0 ? (capMs - partitioner.sumFloor()) / lambda : kInf;
-  tables.stageLimit = high;
+  tables.stageLimit =
+      lambda > 0 ? (capMs - partitioner.sumFloor()) / lambda : kInf;
+  return tables;
+}
+
+/// Fills the partitioner's tables of least suffix sums and least largest
+/// unhidden times in `tables` (laid out by suffixTableLayout), for the
+/// branch and bound over replays. A plan replays below the cap only if its
+/// unhidden times are within the tables' stageLimit; the least sums under
+/// limits up to it tell which suffixes such a plan can have. `perLimit`
+/// runs the dynamic program once per limit (tabulateSuffixes).
+static void fillSuffixTables(const PlanProblem &problem,
+                             Partitioner &partitioner, SuffixTables &tables,
+                             bool perLimit = false) {
+  if (tables.radix.empty())
+    return;
+  double high = tables.stageLimit;
   SearchLimits limits;
   limits.forward = high;
   limits.unhidden = true;
@@ -569,14 +581,14 @@ static SuffixTables suffixTables(const PlanProblem &problem,
   // unhidden time of every plan lies.
   double low = partitioner.forwardFloor() / 2;
   if (!(high > low) || !std::isfinite(high))
-    return tables;
+    return;
   // As many limits as keep the tables within kSuffixCells (one pass of the
   // dynamic program fills them all); none if fewer than 4 fit, too coarse
   // to tell suffixes apart.
   size_t numCells = tables.sum.size();
   unsigned numLimits = std::min<size_t>(kSuffixLimits, kSuffixCells / numCells);
   if (numLimits < 4)
-    return tables;
+    return;
   double wholePlans = kInf;
   for (unsigned key = 0; key < tables.numKeys; ++key)
     for (unsigned first = 0; first < tables.sizes.size(); ++first)
@@ -599,7 +611,7 @@ static SuffixTables suffixTables(const PlanProblem &problem,
 
   if (!perLimit) {
     tables.sumWithin = partitioner.sumsWithin(spaced);
-    return tables;
+    return;
   }
   limits.tabulateLargest = false;
   tables.sumWithin.assign(numCells * numLimits, kInf);
@@ -610,13 +622,14 @@ static SuffixTables suffixTables(const PlanProblem &problem,
     for (size_t cell = 0; cell < numCells; ++cell)
       tables.sumWithin[cell * numLimits + i] = sums[cell];
   }
-  return tables;
 }
 
 SuffixTables mlir::pipe::tabulateSuffixes(const PlanProblem &problem,
                                           double capMs, bool perLimit) {
   Partitioner partitioner(problem);
-  return suffixTables(problem, partitioner, capMs, perLimit);
+  SuffixTables tables = suffixTableLayout(problem, partitioner, capMs);
+  fillSuffixTables(problem, partitioner, tables, perLimit);
+  return tables;
 }
 
 /// Prices the chosen plan on `problem`, bounds its gap when the search
@@ -1196,25 +1209,31 @@ static llvm::Expected<SearchOutcome> searchPlan(const PlanProblem &problem,
       else
         llvm::consumeError(found.takeError());
       // The tables for the search over replays, and the bounds of the
-      // suffixes' own stalls, do not depend on the floor: dynamic programs
-      // of their own build them on a second thread while the floor is
-      // searched. Neither depends on the order they finish in.
-      // (The pool, declared last, waits for its task before `tables` goes.)
-      SuffixTables tables;
-      llvm::DefaultThreadPool pool(llvm::hardware_concurrency(1));
-      std::shared_future<void> tabulated;
-      if (modelLayers && outcome.proven)
-        tabulated = pool.async([&problem, &tables, stages, replayMs] {
-          Partitioner own(problem, stages);
-          tables = suffixTables(problem, own, replayMs);
-          tabulateResponses(problem, tables);
+      // suffixes' own stalls, depend neither on the floor nor on each
+      // other: dynamic programs of their own build them on two more
+      // threads while the floor is searched. None depends on the order
+      // they finish in. (The pool, declared last, waits for its tasks
+      // before the tables and the partitioner go.)
+      std::optional<Partitioner> own;
+      SuffixTables tables, responses;
+      llvm::DefaultThreadPool pool(llvm::hardware_concurrency(2));
+      if (modelLayers && outcome.proven) {
+        own.emplace(problem, stages);
+        tables = suffixTableLayout(problem, *own, replayMs);
+        responses = tables;
+        pool.async([&problem, &own, &tables] {
+          fillSuffixTables(problem, *own, tables);
         });
+        pool.async(
+            [&problem, &responses] { tabulateResponses(problem, responses); });
+      }
       if (found)
         outcome.replayFloorMs =
             replayFloor(problem, partitioner, stages, replayMs, modelLayers,
                         outcome.plan.floorPlans);
-      if (tabulated.valid()) {
-        tabulated.wait();
+      if (own) {
+        pool.wait();
+        tables.takeResponses(responses);
         outcome.suffixes = std::move(tables);
       }
     }

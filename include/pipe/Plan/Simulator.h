@@ -259,6 +259,15 @@ struct SuffixTables {
            responseMicrobatches;
   }
 
+  /// Takes the bounds that tabulateResponses put in `other`, tables of
+  /// the same layout.
+  void takeResponses(SuffixTables &other) {
+    response = std::move(other.response);
+    responseByStages = std::move(other.responseByStages);
+    responseLayers = other.responseLayers;
+    responseMicrobatches = other.responseMicrobatches;
+  }
+
   bool empty() const { return sum.empty(); }
   /// How many devices of class `cls` the suffixes of `key` use.
   unsigned devicesOf(unsigned key, unsigned cls) const {
@@ -277,13 +286,14 @@ struct SuffixTables {
 SuffixTables tabulateSuffixes(const PlanProblem &problem, double capMs,
                               bool perLimit = false);
 
-/// The most numbers tabulateResponses keeps (32 MiB), and the most steps
-/// (a microbatch's passes on one stage) its dynamic program may simulate:
-/// 100 layers on 16 devices of four kinds with 16 microbatches take at
-/// most 1.4·10⁸ (about 0.25 s); with 32 microbatches, twice that, which
-/// is past both limits.
-inline constexpr size_t kMaxResponseNumbers = size_t(4) << 20;
-inline constexpr uint64_t kMaxResponseSteps = 150000000;
+/// The most numbers tabulateResponses keeps (256 MiB), and the most steps
+/// (a microbatch's passes on one stage) its dynamic program may simulate
+/// (about a second). 100 layers on 16 devices with 16 microbatches take at
+/// most 4.0·10⁶ numbers and 1.4·10⁸ steps with four kinds on one host, and
+/// 2.2·10⁷ and 6.9·10⁸ with three kinds on two hosts (six classes); twice
+/// as many with 32 microbatches, which is past both limits for six classes.
+inline constexpr size_t kMaxResponseNumbers = size_t(32) << 20;
+inline constexpr uint64_t kMaxResponseSteps = 1200000000;
 
 /// Fills `tables.response` and `tables.responseByStages` for `problem`'s
 /// 1F1B replay search (lib/Plan/SuffixResponse.cpp); leaves them empty
