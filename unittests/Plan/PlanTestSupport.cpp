@@ -107,8 +107,36 @@ mlir::pipe::eachDevice(const PlanProblem &problem) {
   return classes;
 }
 
+bool mlir::pipe::allowedByOptions(const PlanProblem &problem,
+                                  ArrayRef<StagePlan> plan) {
+  const PlanOptions &options = problem.options();
+  if (options.stages && plan.size() != options.stages)
+    return false;
+  if (!options.cutAfter.empty()) {
+    if (plan.size() != options.cutAfter.size() + 1)
+      return false;
+    for (unsigned s = 0; s + 1 < plan.size(); ++s)
+      if (plan[s].end != options.cutAfter[s] + 1)
+        return false;
+  }
+  if (!options.deviceOrder.empty()) {
+    if (plan.size() != options.deviceOrder.size())
+      return false;
+    for (unsigned s = 0; s < plan.size(); ++s)
+      if (plan[s].device != options.deviceOrder[s])
+        return false;
+  }
+  return true;
+}
+
 double mlir::pipe::bestReplay(const PlanProblem &problem) {
-  return bestReplayByClass(problem, eachDevice(problem));
+  double best = std::numeric_limits<double>::infinity();
+  forEachFittingPlan(
+      problem, eachDevice(problem), [&](const std::vector<StagePlan> &plan) {
+        if (allowedByOptions(problem, plan))
+          best = std::min(best, simulate(problem, plan, false)->iterationMs);
+      });
+  return best;
 }
 
 PlanOptions mlir::pipe::oneFOneBTraining(std::mt19937 &rng, int fewest) {

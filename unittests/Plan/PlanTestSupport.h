@@ -56,8 +56,13 @@ double bestReplayByClass(const PlanProblem &problem,
 /// Each device on its own.
 std::vector<std::vector<unsigned>> eachDevice(const PlanProblem &problem);
 
-/// The least replayed iteration time over every plan (cut set, device
-/// sequence; each stage with its fastest recompute that fits).
+/// Whether `plan` has the stage count, cuts and devices that the options
+/// fix (--stages, --cut-after, --device-order), where they fix them.
+bool allowedByOptions(const PlanProblem &problem, ArrayRef<StagePlan> plan);
+
+/// The least replayed iteration time over every plan the options allow
+/// (cut set, device sequence; each stage with its fastest recompute that
+/// fits).
 double bestReplay(const PlanProblem &problem);
 
 /// When the first stage of the 1F1B training pipeline `stages`, replayed
