@@ -17,6 +17,8 @@
 // are interchangeable, so counting them is enough; the class of the next
 // stage prices the link of the cut; the number of stages already placed
 // after a stage is its distance from the end, which fixes its 1F1B stash.
+// Where hosts alike in devices and links make too many keys, a key counts
+// the devices up to relabeling those hosts (buildSymmetricKeys).
 // See docs/planner.md.
 //
 //===----------------------------------------------------------------------===//
@@ -95,8 +97,12 @@ Partitioner::Partitioner(const PlanProblem &problem, unsigned stages,
       return dynamicProgramCells(problem.numLayers(), sizes);
     };
     // (Never past kMaxCells, where the fastest devices take a stage each
-    // below and the search would claim a proof it does not have.)
-    if (leastLinks || cells() > std::min(options.classCells, kMaxCells)) {
+    // below and the search would claim a proof it does not have.) Counting
+    // up to the hosts' symmetry may keep them exact.
+    bool tooMany = cells() > std::min(options.classCells, kMaxCells);
+    if (tooMany && !leastLinks && options.hostSymmetry && buildSymmetricKeys())
+      tooMany = false;
+    if (leastLinks || tooMany) {
       approximate = !leastLinks;
       std::vector<unsigned> byHost(numDevices);
       std::iota(byHost.begin(), byHost.end(), 0);
@@ -115,7 +121,7 @@ Partitioner::Partitioner(const PlanProblem &problem, unsigned stages,
           it->devices.push_back(d);
       }
     }
-    if (cells() > kMaxCells) {
+    if (!symmetric && cells() > kMaxCells) {
       forcedOrder = fastestOnly = true;
       classes.clear();
       for (unsigned device : fastestFirst(problem))
@@ -140,7 +146,7 @@ Partitioner::Partitioner(const PlanProblem &problem, unsigned stages,
       for (unsigned device : cls.devices)
         classOf[device] = c;
   }
-  if (!forcedOrder) {
+  if (!forcedOrder && !symmetric) {
     unsigned keys = 1;
     for (const DeviceClass &cls : classes) {
       radix.push_back(keys);
@@ -156,6 +162,8 @@ Partitioner::Partitioner(const PlanProblem &problem, unsigned stages,
       }
     requiredStages = stages;
   }
+  if (symmetric)
+    requiredStages = stages;
   keysByStages.resize(numKeys());
   std::iota(keysByStages.begin(), keysByStages.end(), 0);
   llvm::stable_sort(keysByStages, [&](unsigned a, unsigned b) {
@@ -219,6 +227,181 @@ Partitioner::Partitioner(const PlanProblem &problem, unsigned stages,
   floorForward = std::max(floorForward, sumForward / numDevices);
   floorBackward = std::max(floorBackward, sumBackward / numDevices);
   floorStep = std::max(floorStep, sumBoth / numDevices);
+}
+
+void Partitioner::groupIdenticalHosts() {
+  const Cluster &cluster = problem.cluster();
+  // Each host's classes, ordered by their numbers and sizes; a host with
+  // two classes alike in both (devices that differ in their links only)
+  // is left alone.
+  llvm::StringMap<unsigned> hostIndex;
+  std::vector<SmallVector<unsigned>> hosts;
+  for (auto [c, cls] : llvm::enumerate(classes)) {
+    auto [it, added] = hostIndex.try_emplace(
+        cluster.devices[cls.devices.front()].host, hosts.size());
+    if (added)
+      hosts.emplace_back();
+    hosts[it->second].push_back(c);
+  }
+  auto signature = [&](unsigned c) {
+    return std::make_pair(problem.pricedLike(classes[c].devices.front()),
+                          classes[c].devices.size());
+  };
+  for (SmallVector<unsigned> &host : hosts)
+    llvm::sort(host, [&](unsigned a, unsigned b) {
+      return signature(a) < signature(b);
+    });
+  auto alike = [&](ArrayRef<unsigned> a, ArrayRef<unsigned> b) {
+    if (a.size() != b.size())
+      return false;
+    for (unsigned k = 0; k < a.size(); ++k)
+      if (signature(a[k]) != signature(b[k]))
+        return false;
+    return true;
+  };
+  std::vector<bool> grouped(hosts.size(), false);
+  for (unsigned h = 0; h < hosts.size(); ++h) {
+    if (grouped[h])
+      continue;
+    bool ambiguous = false;
+    for (unsigned k = 1; k < hosts[h].size(); ++k)
+      ambiguous |= signature(hosts[h][k - 1]) == signature(hosts[h][k]);
+    if (ambiguous)
+      continue;
+    std::vector<SmallVector<unsigned>> group = {hosts[h]};
+    for (unsigned g = h + 1; g < hosts.size(); ++g)
+      if (!grouped[g] && alike(hosts[h], hosts[g]))
+        group.push_back(hosts[g]);
+    if (group.size() < 2)
+      continue;
+    // Swapping the first host with each other one (which together generate
+    // every relabeling of the group) must keep every link.
+    unsigned numDevices = cluster.devices.size();
+    bool keepsLinks = true;
+    for (unsigned g = 1; g < group.size() && keepsLinks; ++g) {
+      std::vector<unsigned> swapped(numDevices);
+      std::iota(swapped.begin(), swapped.end(), 0);
+      for (unsigned k = 0; k < group[0].size(); ++k) {
+        ArrayRef<unsigned> a = classes[group[0][k]].devices,
+                           b = classes[group[g][k]].devices;
+        for (unsigned i = 0; i < a.size(); ++i)
+          std::swap(swapped[a[i]], swapped[b[i]]);
+      }
+      for (unsigned a = 0; a < numDevices && keepsLinks; ++a)
+        for (unsigned b = a + 1; b < numDevices && keepsLinks; ++b) {
+          LinkSpec x = cluster.link(a, b),
+                   y = cluster.link(swapped[a], swapped[b]);
+          keepsLinks =
+              x.bandwidthGBps == y.bandwidthGBps && x.latencyUs == y.latencyUs;
+        }
+    }
+    if (!keepsLinks)
+      continue;
+    for (unsigned g = h; g < hosts.size(); ++g)
+      if (alike(hosts[h], hosts[g]))
+        grouped[g] = true;
+    hostGroups.push_back(std::move(group));
+  }
+}
+
+void Partitioner::canonicalize(MutableArrayRef<uint16_t> digits,
+                               MutableArrayRef<unsigned> perm) const {
+  std::iota(perm.begin(), perm.end(), 0);
+  SmallVector<uint16_t> given(digits.begin(), digits.end());
+  for (const std::vector<SmallVector<unsigned>> &group : hostGroups) {
+    unsigned width = group.front().size();
+    SmallVector<unsigned> order(group.size());
+    std::iota(order.begin(), order.end(), 0);
+    // The most used hosts first; ties keep their order.
+    llvm::stable_sort(order, [&](unsigned a, unsigned b) {
+      for (unsigned k = 0; k < width; ++k)
+        if (given[group[a][k]] != given[group[b][k]])
+          return given[group[a][k]] > given[group[b][k]];
+      return false;
+    });
+    for (unsigned place = 0; place < group.size(); ++place)
+      for (unsigned k = 0; k < width; ++k) {
+        unsigned from = group[order[place]][k], to = group[place][k];
+        digits[to] = given[from];
+        perm[from] = to;
+      }
+  }
+}
+
+unsigned Partitioner::keyId(ArrayRef<uint16_t> digits) const {
+  return keyIds.lookup(StringRef(reinterpret_cast<const char *>(digits.data()),
+                                 digits.size() * 2));
+}
+
+bool Partitioner::buildSymmetricKeys() {
+  unsigned numClasses = classes.size();
+  if (numClasses > 255)
+    return false;
+  groupIdenticalHosts();
+  if (hostGroups.empty())
+    return false;
+  // Keys by breadth-first search from the empty one, a stage at a time: so
+  // by stage count.
+  size_t mostKeys =
+      size_t(kMaxCells / (double(numClasses + 1) * (problem.numLayers() + 1)));
+  keyDigits.clear();
+  keyStages.clear();
+  auto intern = [&](ArrayRef<uint16_t> digits, unsigned stages) {
+    auto [it, added] = keyIds.try_emplace(
+        StringRef(reinterpret_cast<const char *>(digits.data()),
+                  digits.size() * 2),
+        keyStages.size());
+    if (added) {
+      keyDigits.insert(keyDigits.end(), digits.begin(), digits.end());
+      keyStages.push_back(stages);
+    }
+    return it->second;
+  };
+  SmallVector<uint16_t> digits(numClasses, 0);
+  SmallVector<unsigned> perm(numClasses);
+  intern(digits, 0);
+  for (unsigned key = 0; key < keyStages.size(); ++key) {
+    for (unsigned c = 0; c < numClasses; ++c) {
+      if (usedOf(key, c) == classes[c].devices.size()) {
+        nextKey.push_back(~0u);
+        nextClass.push_back(0);
+        continue;
+      }
+      std::copy_n(&keyDigits[size_t(key) * numClasses], numClasses,
+                  digits.begin());
+      ++digits[c];
+      canonicalize(digits, perm);
+      nextKey.push_back(intern(digits, keyStages[key] + 1));
+      nextClass.push_back(perm[c]);
+    }
+    if (keyStages.size() > mostKeys) {
+      keyIds.clear();
+      keyDigits.clear();
+      keyStages.clear();
+      nextKey.clear();
+      nextClass.clear();
+      hostGroups.clear();
+      return false;
+    }
+  }
+  unsigned numKeys = keyStages.size();
+  lessKey.assign(size_t(numKeys) * numClasses, ~0u);
+  lessClass.assign(size_t(numKeys) * numClasses * numClasses, 0);
+  for (unsigned key = 0; key < numKeys; ++key)
+    for (unsigned c = 0; c < numClasses; ++c) {
+      if (!usedOf(key, c))
+        continue;
+      std::copy_n(&keyDigits[size_t(key) * numClasses], numClasses,
+                  digits.begin());
+      --digits[c];
+      canonicalize(digits, perm);
+      size_t at = size_t(key) * numClasses + c;
+      lessKey[at] = keyId(digits);
+      for (unsigned next = 0; next < numClasses; ++next)
+        lessClass[at * numClasses + next] = perm[next];
+    }
+  symmetric = true;
+  return true;
 }
 
 bool Partitioner::classAllowed(unsigned key, unsigned cls) const {
@@ -330,7 +513,7 @@ std::vector<double> Partitioner::sumsWithin(ArrayRef<double> limits) {
       for (unsigned c = firstClass; c < endClass; ++c) {
         if (!classAllowed(key, c))
           continue;
-        unsigned newKey = addStage(key, c);
+        unsigned newKey = addStage(key, c), newClass = addedClass(key, c);
         unsigned device = representative(c, forcedOrder ? 0 : usedOf(key, c));
         // Per limit, the best suffix to put the stage before, with its
         // cut's transfer; it only falls as the limit grows.
@@ -357,7 +540,7 @@ std::vector<double> Partitioner::sumsWithin(ArrayRef<double> limits) {
         int64_t capacity = problem.capacityBytes(device);
         auto [lowest, highest] = startRange(j);
         for (int i = highest; i >= lowest; --i) {
-          double *cell = &within[cellIndex(i, newKey, c) * width];
+          double *cell = &within[cellIndex(i, newKey, newClass) * width];
           // The limits from `done` up took the fastest recompute that fits
           // within them already.
           unsigned done = width;
@@ -486,6 +669,15 @@ Partitioner::search(const SearchLimits &limits) {
       for (unsigned c = 0; c < numClasses; ++c) {
         if (!usedOf(key, c))
           continue;
+        if (symmetric) {
+          // The subset's key labels the classes its own way.
+          size_t at = size_t(key) * numClasses + c;
+          const double *subset = &leastSubset[size_t(lessKey[at]) * numClasses];
+          const uint8_t *relabel = &lessClass[at * numClasses];
+          for (unsigned next = 0; next < numClasses; ++next)
+            least[next] = std::min(least[next], subset[relabel[next]]);
+          continue;
+        }
         const double *subset =
             &leastSubset[size_t(key - radix[c]) * numClasses];
         for (unsigned next = 0; next < numClasses; ++next)
@@ -558,7 +750,7 @@ Partitioner::search(const SearchLimits &limits) {
       for (unsigned c = firstClass; c < endClass; ++c) {
         if (!classAllowed(key, c))
           continue;
-        unsigned newKey = addStage(key, c);
+        unsigned newKey = addStage(key, c), newClass = addedClass(key, c);
         // The stage's device: the class's next unused one.
         unsigned used = forcedOrder ? 0 : usedOf(key, c);
         unsigned device = representative(c, used);
@@ -625,7 +817,7 @@ Partitioner::search(const SearchLimits &limits) {
               if (memory > capacity)
                 continue;
               if (limits.tabulateLargest) {
-                double &cell = largest[cellIndex(i, newKey, c)];
+                double &cell = largest[cellIndex(i, newKey, newClass)];
                 cell = std::min(cell, std::max(hereLargest, slowest));
               }
             }
@@ -634,11 +826,11 @@ Partitioner::search(const SearchLimits &limits) {
             assert((exported || limits.overflow ||
                     position + 1 >= counts.after[i]) &&
                    "a suffix with fewer stages than its layers need");
-            size_t target = cellIndex(i, newKey, c);
+            size_t target = cellIndex(i, newKey, newClass);
             if (candidate < value[target]) {
               value[target] = candidate;
               choice[target] = {j, uint16_t(bestNext),
-                                uint8_t(recomputeChoices[r])};
+                                uint8_t(recomputeChoices[r]), uint8_t(c)};
             }
             // The choices come fastest first: the first that fits is best.
             if (!limits.overflow)
@@ -671,14 +863,42 @@ Partitioner::search(const SearchLimits &limits) {
 
   std::vector<StagePlan> plan;
   unsigned begin = 0;
+  // With symmetric keys, the cluster's class of each class as the key of
+  // the suffix from `begin` labels it.
+  SmallVector<unsigned> real(numClasses), relabeled(numClasses),
+      perm(numClasses);
+  std::iota(real.begin(), real.end(), 0);
+  SmallVector<uint16_t> digits(numClasses);
   while (begin < numLayers) {
     const Choice &taken = choice[cellIndex(begin, key, cls)];
-    unsigned previousKey = forcedOrder ? key - 1 : key - radix[cls];
-    unsigned used = forcedOrder ? 0 : usedOf(previousKey, cls);
-    plan.push_back({begin, taken.end, representative(cls, used),
-                    Recompute(taken.recompute)});
+    if (symmetric) {
+      // The suffix after the stage is the canonical form of this key less
+      // the stage; the search added the stage to it as class
+      // `taken.added`, which this key labels `cls`.
+      std::copy_n(&keyDigits[size_t(key) * numClasses], numClasses,
+                  digits.begin());
+      unsigned used = --digits[cls];
+      plan.push_back({begin, taken.end, classes[real[cls]].devices[used],
+                      Recompute(taken.recompute)});
+      canonicalize(digits, perm);
+      unsigned previousKey = keyId(digits);
+      std::copy_n(&keyDigits[size_t(previousKey) * numClasses], numClasses,
+                  digits.begin());
+      ++digits[taken.added];
+      canonicalize(digits, perm);
+      assert(perm[taken.added] == cls && "the stage's class relabeled");
+      for (unsigned c = 0; c < numClasses; ++c)
+        relabeled[c] = real[perm[c]];
+      real.swap(relabeled);
+      key = previousKey;
+    } else {
+      unsigned previousKey = forcedOrder ? key - 1 : key - radix[cls];
+      unsigned used = forcedOrder ? 0 : usedOf(previousKey, cls);
+      plan.push_back({begin, taken.end, representative(cls, used),
+                      Recompute(taken.recompute)});
+      key = previousKey;
+    }
     begin = taken.end;
-    key = previousKey;
     cls = taken.next;
   }
   return plan;

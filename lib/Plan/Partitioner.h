@@ -10,6 +10,8 @@
 
 #include "pipe/Plan/Planner.h"
 
+#include "llvm/ADT/StringMap.h"
+
 #include <limits>
 #include <optional>
 #include <vector>
@@ -107,7 +109,7 @@ public:
   /// The classes' sizes and places in a key, when the classes are the
   /// cluster's interchangeable devices; empty otherwise.
   SmallVector<unsigned> keyRadix() const {
-    return forcedOrder || approximate || leastLinks
+    return forcedOrder || approximate || leastLinks || symmetric
                ? SmallVector<unsigned>()
                : SmallVector<unsigned>(radix.begin(), radix.end());
   }
@@ -125,6 +127,9 @@ public:
   bool isApproximate() const { return approximate; }
   /// The states of the dynamic program per layer boundary.
   size_t numStates() const { return size_t(numKeys()) * slotsPerKey(); }
+  /// Whether the keys count devices up to the symmetry of identical hosts
+  /// (PlanOptions::hostSymmetry): still exact.
+  bool countsUpToSymmetry() const { return symmetric; }
   /// Whether cuts cost their least transfer (the constructor's
   /// `leastLinks`): the results then bound the cluster's from below.
   bool leastLinkCuts() const { return leastLinks; }
@@ -225,9 +230,29 @@ private:
     unsigned cls = numClasses - 1 - keyStages[key];
     return {cls, cls + 1};
   }
+  /// The key of a suffix of `key` after a stage on class `cls`, and that
+  /// stage's class there: with symmetric keys, both as the key's canonical
+  /// form labels them.
   unsigned addStage(unsigned key, unsigned cls) const {
+    if (symmetric)
+      return nextKey[size_t(key) * classes.size() + cls];
     return forcedOrder ? key + 1 : key + radix[cls];
   }
+  unsigned addedClass(unsigned key, unsigned cls) const {
+    return symmetric ? nextClass[size_t(key) * classes.size() + cls] : cls;
+  }
+  /// Groups the hosts that a relabeling of hosts maps onto each other with
+  /// every device's numbers and every link kept (hostGroups).
+  void groupIdenticalHosts();
+  /// Puts the hosts of each group of `digits` (devices used per class) in
+  /// order of their counts; `perm[c]` is the class that class c becomes.
+  void canonicalize(MutableArrayRef<uint16_t> digits,
+                    MutableArrayRef<unsigned> perm) const;
+  /// The keys up to the hosts' symmetry, from the empty one, if their cells
+  /// stay within kMaxCells; sets `symmetric`.
+  bool buildSymmetricKeys();
+  /// The id of a canonical key's digits.
+  unsigned keyId(ArrayRef<uint16_t> digits) const;
   /// How many devices of class `cls` the suffix of `key` uses.
   unsigned usedOf(unsigned key, unsigned cls) const {
     return keyDigits[size_t(key) * classes.size() + cls];
@@ -243,6 +268,23 @@ private:
   std::vector<unsigned> classOf;
   bool forcedOrder = false;
   bool approximate = false, fastestOnly = false, leastLinks = false;
+  /// Whether a key counts devices up to the hosts' symmetry: its digits are
+  /// canonical (canonicalize), and addStage and addedClass follow tables.
+  bool symmetric = false;
+  /// Per group of interchangeable hosts, each host's classes in matching
+  /// order (the same numbers at the same place).
+  std::vector<std::vector<SmallVector<unsigned>>> hostGroups;
+  /// With symmetric keys: per key and class, the key after a stage on the
+  /// class and the class it has there (addStage, addedClass); the ids of
+  /// the canonical digits.
+  std::vector<unsigned> nextKey;
+  std::vector<uint16_t> nextClass;
+  /// With symmetric keys: per key and class used, the key with one device
+  /// of the class less, and the class each class is there (by [key, class,
+  /// class]); for the dominance of subsets.
+  std::vector<unsigned> lessKey;
+  std::vector<uint8_t> lessClass;
+  llvm::StringMap<unsigned> keyIds;
   std::vector<unsigned> radix, keyStages;
   /// The digits of every key: devices used per class.
   std::vector<uint16_t> keyDigits;
@@ -269,6 +311,9 @@ private:
     uint32_t end = 0;
     uint16_t next = 0;
     uint8_t recompute = 0;
+    /// With symmetric keys, the stage's class as the suffix after it
+    /// labels it.
+    uint8_t added = 0;
   };
   std::vector<double> value, largest;
   std::vector<Choice> choice;

@@ -158,6 +158,19 @@ mlir::pipe::randomCuts(std::mt19937 &rng, unsigned numLayers, unsigned stages) {
   return cuts;
 }
 
+void mlir::pipe::fixStagesOrCuts(std::mt19937 &rng, PlanOptions &options,
+                                 unsigned numLayers, unsigned numDevices) {
+  unsigned stages = std::uniform_int_distribution<unsigned>(1, numDevices)(rng);
+  switch (rng() % 3) {
+  case 1:
+    options.stages = stages;
+    break;
+  case 2:
+    options.cutAfter = randomCuts(rng, numLayers, stages);
+    break;
+  }
+}
+
 std::vector<double> mlir::pipe::backwardEnds(ArrayRef<ReplayStage> stages,
                                              ArrayRef<double> cut,
                                              unsigned microbatches) {

@@ -74,6 +74,11 @@ std::vector<double> backwardEnds(ArrayRef<ReplayStage> stages,
 /// 1F1B training with Adam and from `fewest` to 8 microbatches.
 PlanOptions oneFOneBTraining(std::mt19937 &rng, int fewest);
 
+/// A third each: fixes the stage count (--stages) or gives random cuts
+/// (--cut-after) for up to `numDevices` stages, or neither.
+void fixStagesOrCuts(std::mt19937 &rng, PlanOptions &options,
+                     unsigned numLayers, unsigned numDevices);
+
 /// Random cuts for --cut-after: ascending, for `stages` stages of
 /// `numLayers` layers (fewer where the layers are fewer).
 std::vector<unsigned> randomCuts(std::mt19937 &rng, unsigned numLayers,

@@ -431,17 +431,8 @@ TEST(ReplaySearch, SimplifiedClassesClaimNoGapTooSmall) {
     PlanOptions options =
         trial % 2 ? randomOptions(rng) : oneFOneBTraining(rng, 2);
     options.classCells = 0;
-    // A third each: a fixed stage count, given cuts, neither.
-    unsigned stages =
-        std::uniform_int_distribution<unsigned>(1, numDevices)(rng);
-    switch (rng() % 3) {
-    case 1:
-      options.stages = stages;
-      break;
-    case 2:
-      options.cutAfter = randomCuts(rng, numLayers, stages);
-      break;
-    }
+    options.hostSymmetry = false;
+    fixStagesOrCuts(rng, options, numLayers, numDevices);
     PlanProblem problem(graph, cluster, options);
     std::optional<PipelinePlan> reference = exhaustivePlan(problem);
     Expected<PipelinePlan> plan = planPipeline(problem);

@@ -152,6 +152,12 @@ struct PlanOptions {
   /// and a search with every cut at its least transfer bounds its gap
   /// (docs/planner.md, "There are two other limits").
   double classCells = 4e6;
+  /// Past classCells, first count the devices used per class up to the
+  /// cluster's symmetries: hosts with alike devices and links are
+  /// interchangeable, so a state need only know which counts its hosts
+  /// have, not which host has which. The search stays exact where these
+  /// states are few enough (docs/planner.md, "Identical hosts").
+  bool hostSymmetry = true;
   /// GPipe's relaxation to one bottleneck stops, and the nested searches
   /// search every step, where a plan it finds below the best has a J this
   /// much (relative) above its relaxed objective (docs/planner.md, "GPipe's
