@@ -117,25 +117,18 @@ std::optional<unsigned> Cluster::find(llvm::StringRef name) const {
 }
 
 void Cluster::setLink(unsigned a, unsigned b, LinkSpec spec) {
-  for (ExplicitLink &link : links)
-    if ((link.a == a && link.b == b) || (link.a == b && link.b == a)) {
-      link.spec = spec;
-      return;
-    }
-  links.push_back({a, b, spec});
+  links[{std::min(a, b), std::max(a, b)}] = std::move(spec);
 }
 
 bool Cluster::hasExplicitLink(unsigned a, unsigned b) const {
-  return llvm::any_of(links, [&](const ExplicitLink &link) {
-    return (link.a == a && link.b == b) || (link.a == b && link.b == a);
-  });
+  return links.count({std::min(a, b), std::max(a, b)});
 }
 
 std::vector<std::vector<unsigned>> Cluster::interchangeableDevices() const {
   std::vector<bool> linked(devices.size(), false);
-  for (const ExplicitLink &link : links)
-    if (link.a != link.b)
-      linked[link.a] = linked[link.b] = true;
+  for (const auto &link : links)
+    if (link.first.first != link.first.second)
+      linked[link.first.first] = linked[link.first.second] = true;
   std::vector<std::vector<unsigned>> groups;
   for (unsigned d = 0; d < devices.size(); ++d) {
     auto it = llvm::find_if(groups, [&](const std::vector<unsigned> &group) {
@@ -152,9 +145,9 @@ std::vector<std::vector<unsigned>> Cluster::interchangeableDevices() const {
 }
 
 LinkSpec Cluster::link(unsigned a, unsigned b) const {
-  for (const ExplicitLink &link : links)
-    if ((link.a == a && link.b == b) || (link.a == b && link.b == a))
-      return link.spec;
+  auto it = links.find({std::min(a, b), std::max(a, b)});
+  if (it != links.end())
+    return it->second;
   const Device &x = devices[a], &y = devices[b];
   if (x.host != y.host)
     return defaultNetworkLink();

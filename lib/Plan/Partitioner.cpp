@@ -275,20 +275,27 @@ void Partitioner::groupIdenticalHosts() {
     if (group.size() < 2)
       continue;
     // Swapping the first host with each other one (which together generate
-    // every relabeling of the group) must keep every link.
+    // every relabeling of the group) must keep every link. Only links with
+    // an end on the two hosts can change.
     unsigned numDevices = cluster.devices.size();
     bool keepsLinks = true;
+    std::vector<unsigned> swapped(numDevices);
+    SmallVector<unsigned> moved;
     for (unsigned g = 1; g < group.size() && keepsLinks; ++g) {
-      std::vector<unsigned> swapped(numDevices);
       std::iota(swapped.begin(), swapped.end(), 0);
+      moved.clear();
       for (unsigned k = 0; k < group[0].size(); ++k) {
         ArrayRef<unsigned> a = classes[group[0][k]].devices,
                            b = classes[group[g][k]].devices;
-        for (unsigned i = 0; i < a.size(); ++i)
+        for (unsigned i = 0; i < a.size(); ++i) {
           std::swap(swapped[a[i]], swapped[b[i]]);
+          moved.append({a[i], b[i]});
+        }
       }
-      for (unsigned a = 0; a < numDevices && keepsLinks; ++a)
-        for (unsigned b = a + 1; b < numDevices && keepsLinks; ++b) {
+      for (unsigned a : moved)
+        for (unsigned b = 0; b < numDevices && keepsLinks; ++b) {
+          if (a == b)
+            continue;
           LinkSpec x = cluster.link(a, b),
                    y = cluster.link(swapped[a], swapped[b]);
           keepsLinks =

@@ -12,6 +12,7 @@
 #define PIPE_PLAN_CLUSTER_H
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
@@ -137,11 +138,8 @@ public:
   static Cluster hostCPU(int cores, double memoryGB);
 
 private:
-  struct ExplicitLink {
-    unsigned a, b;
-    LinkSpec spec;
-  };
-  std::vector<ExplicitLink> links;
+  /// The explicit links, by their devices (the lesser first).
+  llvm::DenseMap<std::pair<unsigned, unsigned>, LinkSpec> links;
 };
 
 /// Parses a cluster file's text. Errors name `fileName` and, for JSON

@@ -155,8 +155,9 @@ struct PlanOptions {
   /// Past classCells, first count the devices used per class up to the
   /// cluster's symmetries: hosts with alike devices and links are
   /// interchangeable, so a state need only know which counts its hosts
-  /// have, not which host has which. The search stays exact where these
-  /// states are few enough (docs/planner.md, "Identical hosts").
+  /// have, not which host has which. The search stays exact, and is used
+  /// where these states make at most 4 million cells whatever classCells
+  /// says (docs/planner.md, "Identical hosts").
   bool hostSymmetry = true;
   /// GPipe's relaxation to one bottleneck stops, and the nested searches
   /// search every step, where a plan it finds below the best has a J this
