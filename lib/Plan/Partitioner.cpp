@@ -348,9 +348,11 @@ bool Partitioner::buildSymmetricKeys() {
   if (hostGroups.empty())
     return false;
   // Keys by breadth-first search from the empty one, a stage at a time: so
-  // by stage count.
-  size_t mostKeys =
-      size_t(kMaxCells / (double(numClasses + 1) * (problem.numLayers() + 1)));
+  // by stage count. At most as many as keep the cells within kMaxCells, and
+  // the relabelings for the dominance (lessClass) within 64 MiB.
+  size_t mostKeys = size_t(
+      std::min(kMaxCells / (double(numClasses + 1) * (problem.numLayers() + 1)),
+               double(size_t(64) << 20) / (double(numClasses) * numClasses)));
   keyDigits.clear();
   keyStages.clear();
   auto intern = [&](ArrayRef<uint16_t> digits, unsigned stages) {
