@@ -231,9 +231,10 @@ Partitioner::Partitioner(const PlanProblem &problem, unsigned stages,
 
 void Partitioner::groupIdenticalHosts() {
   const Cluster &cluster = problem.cluster();
-  // Each host's classes, ordered by their numbers and sizes; a host with
-  // two classes alike in both (devices that differ in their links only)
-  // is left alone.
+  // Each host's classes, ordered by their numbers and sizes (then by their
+  // first device: classes alike in both, whose devices differ in their
+  // links only, match in that order, which the link check below must
+  // then confirm).
   llvm::StringMap<unsigned> hostIndex;
   std::vector<SmallVector<unsigned>> hosts;
   for (auto [c, cls] : llvm::enumerate(classes)) {
@@ -248,7 +249,7 @@ void Partitioner::groupIdenticalHosts() {
                           classes[c].devices.size());
   };
   for (SmallVector<unsigned> &host : hosts)
-    llvm::sort(host, [&](unsigned a, unsigned b) {
+    llvm::stable_sort(host, [&](unsigned a, unsigned b) {
       return signature(a) < signature(b);
     });
   auto alike = [&](ArrayRef<unsigned> a, ArrayRef<unsigned> b) {
@@ -262,11 +263,6 @@ void Partitioner::groupIdenticalHosts() {
   std::vector<bool> grouped(hosts.size(), false);
   for (unsigned h = 0; h < hosts.size(); ++h) {
     if (grouped[h])
-      continue;
-    bool ambiguous = false;
-    for (unsigned k = 1; k < hosts[h].size(); ++k)
-      ambiguous |= signature(hosts[h][k - 1]) == signature(hosts[h][k]);
-    if (ambiguous)
       continue;
     std::vector<SmallVector<unsigned>> group = {hosts[h]};
     for (unsigned g = h + 1; g < hosts.size(); ++g)

@@ -80,7 +80,9 @@ TEST(Partitioner, MatchesExhaustiveSearch) {
 /// A100-80GB, V100-32GB and T4, and memories), at most `maxDevices` in all,
 /// whose cuts within a host are far cheaper than across hosts, so that
 /// which host a stage takes matters. A quarter get a host unlike the
-/// others (when there is room), a quarter a link that only two hosts share.
+/// others (when there is room), a quarter a link that only two hosts share,
+/// a quarter the same link within every host (between its first two
+/// devices, which then form classes of their own).
 Cluster identicalHosts(std::mt19937 &rng, unsigned maxDevices) {
   static const char *kinds[] = {"A100-80GB", "V100-32GB", "T4"};
   unsigned numHosts = std::uniform_int_distribution<unsigned>(2, 4)(rng);
@@ -111,6 +113,11 @@ Cluster identicalHosts(std::mt19937 &rng, unsigned maxDevices) {
     break;
   case 1:
     cluster.setLink(0, perHost, {"fast", 200, 1});
+    break;
+  case 2:
+    if (perHost >= 2)
+      for (unsigned h = 0; h < numHosts; ++h)
+        cluster.setLink(h * perHost, h * perHost + 1, {"bridge", 100, 1});
     break;
   }
   return cluster;
