@@ -260,49 +260,51 @@ void Partitioner::groupIdenticalHosts() {
         return false;
     return true;
   };
+  // Whether swapping two alike hosts keeps every link: only links with an
+  // end on them can change.
+  unsigned numDevices = cluster.devices.size();
+  std::vector<unsigned> swapped(numDevices);
+  SmallVector<unsigned> moved;
+  auto swapKeepsLinks = [&](ArrayRef<unsigned> first,
+                            ArrayRef<unsigned> second) {
+    std::iota(swapped.begin(), swapped.end(), 0);
+    moved.clear();
+    for (unsigned k = 0; k < first.size(); ++k) {
+      ArrayRef<unsigned> a = classes[first[k]].devices,
+                         b = classes[second[k]].devices;
+      for (unsigned i = 0; i < a.size(); ++i) {
+        std::swap(swapped[a[i]], swapped[b[i]]);
+        moved.append({a[i], b[i]});
+      }
+    }
+    for (unsigned a : moved)
+      for (unsigned b = 0; b < numDevices; ++b) {
+        if (a == b)
+          continue;
+        LinkSpec x = cluster.link(a, b),
+                 y = cluster.link(swapped[a], swapped[b]);
+        if (x.bandwidthGBps != y.bandwidthGBps || x.latencyUs != y.latencyUs)
+          return false;
+      }
+    return true;
+  };
+  // A group: the first host left and every alike host it can swap with
+  // (those swaps generate every relabeling of the group). Hosts left out
+  // may form groups of their own.
   std::vector<bool> grouped(hosts.size(), false);
   for (unsigned h = 0; h < hosts.size(); ++h) {
     if (grouped[h])
       continue;
+    grouped[h] = true;
     std::vector<SmallVector<unsigned>> group = {hosts[h]};
     for (unsigned g = h + 1; g < hosts.size(); ++g)
-      if (!grouped[g] && alike(hosts[h], hosts[g]))
+      if (!grouped[g] && alike(hosts[h], hosts[g]) &&
+          swapKeepsLinks(hosts[h], hosts[g])) {
+        grouped[g] = true;
         group.push_back(hosts[g]);
+      }
     if (group.size() < 2)
       continue;
-    // Swapping the first host with each other one (which together generate
-    // every relabeling of the group) must keep every link. Only links with
-    // an end on the two hosts can change.
-    unsigned numDevices = cluster.devices.size();
-    bool keepsLinks = true;
-    std::vector<unsigned> swapped(numDevices);
-    SmallVector<unsigned> moved;
-    for (unsigned g = 1; g < group.size() && keepsLinks; ++g) {
-      std::iota(swapped.begin(), swapped.end(), 0);
-      moved.clear();
-      for (unsigned k = 0; k < group[0].size(); ++k) {
-        ArrayRef<unsigned> a = classes[group[0][k]].devices,
-                           b = classes[group[g][k]].devices;
-        for (unsigned i = 0; i < a.size(); ++i) {
-          std::swap(swapped[a[i]], swapped[b[i]]);
-          moved.append({a[i], b[i]});
-        }
-      }
-      for (unsigned a : moved)
-        for (unsigned b = 0; b < numDevices && keepsLinks; ++b) {
-          if (a == b)
-            continue;
-          LinkSpec x = cluster.link(a, b),
-                   y = cluster.link(swapped[a], swapped[b]);
-          keepsLinks =
-              x.bandwidthGBps == y.bandwidthGBps && x.latencyUs == y.latencyUs;
-        }
-    }
-    if (!keepsLinks)
-      continue;
-    for (unsigned g = h; g < hosts.size(); ++g)
-      if (alike(hosts[h], hosts[g]))
-        grouped[g] = true;
     hostGroups.push_back(std::move(group));
   }
 }
