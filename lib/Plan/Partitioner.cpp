@@ -229,8 +229,11 @@ Partitioner::Partitioner(const PlanProblem &problem, unsigned stages,
   floorStep = std::max(floorStep, sumBoth / numDevices);
 }
 
-void Partitioner::groupIdenticalHosts() {
+std::vector<HostGroup>
+mlir::pipe::identicalHostGroups(const PlanProblem &problem,
+                                ArrayRef<std::vector<unsigned>> classes) {
   const Cluster &cluster = problem.cluster();
+  std::vector<HostGroup> hostGroups;
   // Each host's classes, ordered by their numbers and sizes (then by their
   // first device: classes alike in both, whose devices differ in their
   // links only, match in that order, which the link check below must
@@ -238,15 +241,15 @@ void Partitioner::groupIdenticalHosts() {
   llvm::StringMap<unsigned> hostIndex;
   std::vector<SmallVector<unsigned>> hosts;
   for (auto [c, cls] : llvm::enumerate(classes)) {
-    auto [it, added] = hostIndex.try_emplace(
-        cluster.devices[cls.devices.front()].host, hosts.size());
+    auto [it, added] =
+        hostIndex.try_emplace(cluster.devices[cls.front()].host, hosts.size());
     if (added)
       hosts.emplace_back();
     hosts[it->second].push_back(c);
   }
   auto signature = [&](unsigned c) {
-    return std::make_pair(problem.pricedLike(classes[c].devices.front()),
-                          classes[c].devices.size());
+    return std::make_pair(problem.pricedLike(classes[c].front()),
+                          classes[c].size());
   };
   for (SmallVector<unsigned> &host : hosts)
     llvm::stable_sort(host, [&](unsigned a, unsigned b) {
@@ -270,8 +273,7 @@ void Partitioner::groupIdenticalHosts() {
     std::iota(swapped.begin(), swapped.end(), 0);
     moved.clear();
     for (unsigned k = 0; k < first.size(); ++k) {
-      ArrayRef<unsigned> a = classes[first[k]].devices,
-                         b = classes[second[k]].devices;
+      ArrayRef<unsigned> a = classes[first[k]], b = classes[second[k]];
       for (unsigned i = 0; i < a.size(); ++i) {
         std::swap(swapped[a[i]], swapped[b[i]]);
         moved.append({a[i], b[i]});
@@ -296,7 +298,7 @@ void Partitioner::groupIdenticalHosts() {
     if (grouped[h])
       continue;
     grouped[h] = true;
-    std::vector<SmallVector<unsigned>> group = {hosts[h]};
+    HostGroup group = {hosts[h]};
     for (unsigned g = h + 1; g < hosts.size(); ++g)
       if (!grouped[g] && alike(hosts[h], hosts[g]) &&
           swapKeepsLinks(hosts[h], hosts[g])) {
@@ -307,6 +309,7 @@ void Partitioner::groupIdenticalHosts() {
       continue;
     hostGroups.push_back(std::move(group));
   }
+  return hostGroups;
 }
 
 void Partitioner::canonicalize(MutableArrayRef<uint16_t> digits,
@@ -342,7 +345,10 @@ bool Partitioner::buildSymmetricKeys() {
   unsigned numClasses = classes.size();
   if (numClasses > 255)
     return false;
-  groupIdenticalHosts();
+  std::vector<std::vector<unsigned>> devices;
+  for (const DeviceClass &cls : classes)
+    devices.emplace_back(cls.devices.begin(), cls.devices.end());
+  hostGroups = identicalHostGroups(problem, devices);
   if (hostGroups.empty())
     return false;
   // Keys by breadth-first search from the empty one, a stage at a time: so

@@ -38,6 +38,19 @@ double dynamicProgramCells(unsigned numLayers, ArrayRef<size_t> classSizes);
 /// The devices, fastest (least time for the whole model) first.
 std::vector<unsigned> fastestFirst(const PlanProblem &problem);
 
+/// Hosts that swap with each other: each host's classes, in an order that
+/// matches them from host to host.
+using HostGroup = std::vector<SmallVector<unsigned>>;
+
+/// The groups of hosts among `classes` (devices by class, each on one
+/// host) whose classes match one to one in numbers and sizes, and where
+/// swapping the first host of a group with any other keeps every link:
+/// any relabeling of a group's hosts maps every plan to one that costs the
+/// same. Hosts in no group are left out.
+std::vector<HostGroup>
+identicalHostGroups(const PlanProblem &problem,
+                    ArrayRef<std::vector<unsigned>> classes);
+
 /// Interchangeable devices.
 struct DeviceClass {
   SmallVector<unsigned> devices;
@@ -241,9 +254,6 @@ private:
   unsigned addedClass(unsigned key, unsigned cls) const {
     return symmetric ? nextClass[size_t(key) * classes.size() + cls] : cls;
   }
-  /// Groups the hosts that a relabeling of hosts maps onto each other with
-  /// every device's numbers and every link kept (hostGroups).
-  void groupIdenticalHosts();
   /// Puts the hosts of each group of `digits` (devices used per class) in
   /// order of their counts; `perm[c]` is the class that class c becomes.
   void canonicalize(MutableArrayRef<uint16_t> digits,
@@ -273,7 +283,7 @@ private:
   bool symmetric = false;
   /// Per group of interchangeable hosts, each host's classes in matching
   /// order (the same numbers at the same place).
-  std::vector<std::vector<SmallVector<unsigned>>> hostGroups;
+  std::vector<HostGroup> hostGroups;
   /// With symmetric keys: per key and class, the key after a stage on the
   /// class and the class it has there (addStage, addedClass); the ids of
   /// the canonical digits.

@@ -47,6 +47,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Partitioner.h"
 #include "pipe/Plan/Simulator.h"
 
 #include "llvm/ADT/ScopeExit.h"
@@ -211,6 +212,14 @@ private:
   SmallVector<Recompute, 3> choices;
   std::vector<std::vector<unsigned>> classes;
   std::vector<unsigned> used;
+  /// The groups of identical hosts (identicalHostGroups), and per class its
+  /// group and its host's place there (~0u for none).
+  std::vector<HostGroup> hostGroups;
+  std::vector<unsigned> groupOf, placeOf;
+  /// Whether class `c` is on a host no stage uses yet, after an alike host
+  /// no stage uses either: swapping the two maps every plan that goes on
+  /// from `c` to one that goes on from the other, at the same replay.
+  bool mirrorsAnEarlierHost(unsigned c) const;
 
   /// The stages placed, their classes, times and the transfers between
   /// them.
@@ -265,6 +274,17 @@ ReplaySearch::ReplaySearch(const PlanProblem &problem, const PipelinePlan &plan,
     classes = problem.cluster().interchangeableDevices();
   }
   used.assign(classes.size(), 0);
+  groupOf.assign(classes.size(), ~0u);
+  placeOf.assign(classes.size(), ~0u);
+  if (options.deviceOrder.empty()) {
+    hostGroups = identicalHostGroups(problem, classes);
+    for (auto [g, group] : llvm::enumerate(hostGroups))
+      for (auto [place, host] : llvm::enumerate(group))
+        for (unsigned c : host) {
+          groupOf[c] = g;
+          placeOf[c] = place;
+        }
+  }
   // The tables count devices by the cluster's interchangeable classes.
   if (!options.deviceOrder.empty())
     this->tables = nullptr;
@@ -274,6 +294,21 @@ ReplaySearch::ReplaySearch(const PlanProblem &problem, const PipelinePlan &plan,
       times[l] = problem.layerForwardMs(l, cls.front()) +
                  problem.layerBackwardMs(l, cls.front());
   }
+}
+
+bool ReplaySearch::mirrorsAnEarlierHost(unsigned c) const {
+  if (groupOf[c] == ~0u)
+    return false;
+  const HostGroup &group = hostGroups[groupOf[c]];
+  auto unused = [&](ArrayRef<unsigned> host) {
+    return llvm::all_of(host, [&](unsigned k) { return used[k] == 0; });
+  };
+  if (!unused(group[placeOf[c]]))
+    return false;
+  for (unsigned place = 0; place < placeOf[c]; ++place)
+    if (unused(group[place]))
+      return true;
+  return false;
 }
 
 std::optional<std::pair<ReplayStage, Recompute>>
@@ -623,7 +658,7 @@ void ReplaySearch::descend(unsigned numStages, unsigned begin,
   for (unsigned c = 0; c < classes.size(); ++c) {
     if (!options.deviceOrder.empty() && c != k)
       continue;
-    if (used[c] == classes[c].size())
+    if (used[c] == classes[c].size() || mirrorsAnEarlierHost(c))
       continue;
     unsigned device = classes[c][used[c]];
     double x = k ? problem.cutMs(begin - 1, placed.back().device, device) : 0;

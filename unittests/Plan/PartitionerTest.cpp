@@ -76,53 +76,6 @@ TEST(Partitioner, MatchesExhaustiveSearch) {
   EXPECT_GT(infeasible, 0u);
 }
 
-/// Two to four hosts alike in their devices (the same kinds, among
-/// A100-80GB, V100-32GB and T4, and memories), at most `maxDevices` in all,
-/// whose cuts within a host are far cheaper than across hosts, so that
-/// which host a stage takes matters. A quarter get a host unlike the
-/// others (when there is room), a quarter a link that only two hosts share,
-/// a quarter the same link within every host (between its first two
-/// devices, which then form classes of their own).
-Cluster identicalHosts(std::mt19937 &rng, unsigned maxDevices) {
-  static const char *kinds[] = {"A100-80GB", "V100-32GB", "T4"};
-  unsigned numHosts = std::uniform_int_distribution<unsigned>(2, 4)(rng);
-  unsigned perHost = std::uniform_int_distribution<unsigned>(
-      1, std::min(3u, maxDevices / numHosts))(rng);
-  SmallVector<const char *> composition;
-  for (unsigned d = 0; d < perHost; ++d)
-    composition.push_back(kinds[rng() % 3]);
-  double memoryGB = std::uniform_real_distribution<double>(1, 6)(rng);
-  Cluster cluster;
-  auto add = [&](const char *kind, unsigned host) {
-    Device device;
-    device.name = "d" + std::to_string(cluster.devices.size());
-    device.host = "h" + std::to_string(host);
-    device.spec = *lookupDeviceKind(kind);
-    device.spec.memoryGB = memoryGB;
-    device.spec.reservedGB = 0;
-    device.spec.pcieLink = {"fast", 400, 0.5};
-    cluster.devices.push_back(device);
-  };
-  for (unsigned h = 0; h < numHosts; ++h)
-    for (const char *kind : composition)
-      add(kind, h);
-  switch (rng() % 4) {
-  case 0:
-    if (cluster.devices.size() < maxDevices)
-      add(kinds[rng() % 3], numHosts);
-    break;
-  case 1:
-    cluster.setLink(0, perHost, {"fast", 200, 1});
-    break;
-  case 2:
-    if (perHost >= 2)
-      for (unsigned h = 0; h < numHosts; ++h)
-        cluster.setLink(h * perHost, h * perHost + 1, {"bridge", 100, 1});
-    break;
-  }
-  return cluster;
-}
-
 /// Hosts alike in devices and links are interchangeable: past classCells
 /// the search counts devices up to relabeling such hosts, and stays exact.
 /// Random clusters of two to four identical hosts, sometimes with a host

@@ -74,6 +74,15 @@ std::vector<double> backwardEnds(ArrayRef<ReplayStage> stages,
 /// 1F1B training with Adam and from `fewest` to 8 microbatches.
 PlanOptions oneFOneBTraining(std::mt19937 &rng, int fewest);
 
+/// Two to four hosts alike in their devices (the same kinds, among
+/// A100-80GB, V100-32GB and T4, and memories), at most `maxDevices` in all,
+/// whose cuts within a host are far cheaper than across hosts, so that
+/// which host a stage takes matters. A quarter get a host unlike the
+/// others (when there is room), a quarter a link that only two hosts share,
+/// a quarter the same link within every host (between its first two
+/// devices, which then form classes of their own).
+Cluster identicalHosts(std::mt19937 &rng, unsigned maxDevices);
+
 /// A third each: fixes the stage count (--stages) or gives random cuts
 /// (--cut-after) for up to `numDevices` stages, or neither.
 void fixStagesOrCuts(std::mt19937 &rng, PlanOptions &options,
