@@ -129,12 +129,20 @@ std::vector<std::vector<unsigned>> Cluster::interchangeableDevices() const {
   for (const auto &link : links)
     if (link.first.first != link.first.second)
       linked[link.first.first] = linked[link.first.second] = true;
+  // The default links come from the devices' own specs (link()), which
+  // sameSpec does not compare.
+  auto sameLink = [](const LinkSpec &a, const LinkSpec &b) {
+    return a.name == b.name && a.bandwidthGBps == b.bandwidthGBps &&
+           a.latencyUs == b.latencyUs;
+  };
   std::vector<std::vector<unsigned>> groups;
   for (unsigned d = 0; d < devices.size(); ++d) {
     auto it = llvm::find_if(groups, [&](const std::vector<unsigned> &group) {
-      unsigned e = group.front();
-      return !linked[d] && !linked[e] && devices[e].host == devices[d].host &&
-             sameSpec(devices[e].spec, devices[d].spec);
+      const DeviceSpec &x = devices[group.front()].spec, &y = devices[d].spec;
+      return !linked[d] && !linked[group.front()] &&
+             devices[group.front()].host == devices[d].host && sameSpec(x, y) &&
+             sameLink(x.intraNodeLink, y.intraNodeLink) &&
+             sameLink(x.pcieLink, y.pcieLink);
     });
     if (it == groups.end())
       groups.push_back({d});
