@@ -1212,17 +1212,18 @@ static llvm::Expected<SearchOutcome> searchPlan(const PlanProblem &problem,
       // suffixes' own stalls, depend neither on the floor nor on each
       // other: dynamic programs of their own build them on two more
       // threads while the floor is searched. None depends on the order
-      // they finish in. (The pool, declared last, waits for its tasks
-      // before the tables and the partitioner go.)
-      std::optional<Partitioner> own;
+      // they finish in. Their layout is the searched partitioner's, a
+      // partitioner of the same problem and stage count. (The pool,
+      // declared last, waits for its tasks before the tables go.)
+      bool tabulated = modelLayers && outcome.proven;
       SuffixTables tables, responses;
       llvm::DefaultThreadPool pool(llvm::hardware_concurrency(2));
-      if (modelLayers && outcome.proven) {
-        own.emplace(problem, stages);
-        tables = suffixTableLayout(problem, *own, replayMs);
+      if (tabulated) {
+        tables = suffixTableLayout(problem, partitioner, replayMs);
         responses = tables;
-        pool.async([&problem, &own, &tables] {
-          fillSuffixTables(problem, *own, tables);
+        pool.async([&problem, &tables, stages] {
+          Partitioner own(problem, stages);
+          fillSuffixTables(problem, own, tables);
         });
         pool.async(
             [&problem, &responses] { tabulateResponses(problem, responses); });
@@ -1231,7 +1232,7 @@ static llvm::Expected<SearchOutcome> searchPlan(const PlanProblem &problem,
         outcome.replayFloorMs =
             replayFloor(problem, partitioner, stages, replayMs, modelLayers,
                         outcome.plan.floorPlans);
-      if (own) {
+      if (tabulated) {
         pool.wait();
         tables.takeResponses(responses);
         outcome.suffixes = std::move(tables);
