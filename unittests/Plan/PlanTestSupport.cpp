@@ -2,6 +2,8 @@
 
 #include "PlanTestSupport.h"
 
+#include "gtest/gtest.h"
+
 #include <algorithm>
 #include <functional>
 #include <limits>
@@ -226,4 +228,42 @@ std::vector<double> mlir::pipe::backwardEnds(ArrayRef<ReplayStage> stages,
     if (event.stage == 0 && event.kind == SimEvent::Backward)
       ends[event.microbatch] = event.endMs;
   return ends;
+}
+
+std::optional<PipelinePlan>
+mlir::pipe::checkAgainstExhaustive(const PlanProblem &problem, unsigned trial) {
+  std::optional<PipelinePlan> reference = exhaustivePlan(problem);
+  llvm::Expected<PipelinePlan> plan = planPipeline(problem);
+  EXPECT_EQ(bool(reference), bool(plan)) << "trial " << trial;
+  if (!plan) {
+    llvm::consumeError(plan.takeError());
+    return std::nullopt;
+  }
+  if (!reference)
+    return std::nullopt;
+  double objective = plan->optimalObjectiveMs, least = reference->objectiveMs;
+  EXPECT_GE(objective, least * (1 - 1e-9)) << "trial " << trial;
+  EXPECT_GE(least, objective * (1 - plan->gapBound) * (1 - 1e-12))
+      << "trial " << trial;
+  if (plan->exact) {
+    EXPECT_NEAR(objective, least, 1e-9 * objective) << "trial " << trial;
+  }
+  return std::move(*plan);
+}
+
+bool mlir::pipe::checkAgainstLeastReplay(const PlanProblem &problem,
+                                         const PipelinePlan &plan,
+                                         unsigned trial) {
+  double replay = simulate(problem, plan.stages)->iterationMs;
+  double least = bestReplay(problem);
+  EXPECT_GE(replay, least * (1 - 1e-9)) << "trial " << trial;
+  EXPECT_GE(least, replay * (1 - plan.iterationGapBound) * (1 - 1e-12))
+      << "trial " << trial;
+  if (plan.iterationExact) {
+    EXPECT_NEAR(replay, least, 1e-9 * replay) << "trial " << trial;
+    EXPECT_EQ(plan.iterationGapBound, 0) << "trial " << trial;
+  } else {
+    EXPECT_GT(plan.iterationGapBound, 0) << "trial " << trial;
+  }
+  return replay > least * (1 + 1e-9);
 }

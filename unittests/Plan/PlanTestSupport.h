@@ -12,6 +12,7 @@
 #include "pipe/Plan/RandomInstances.h"
 #include "pipe/Plan/Simulator.h"
 
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -64,6 +65,20 @@ bool allowedByOptions(const PlanProblem &problem, ArrayRef<StagePlan> plan);
 /// (cut set, device sequence; each stage with its fastest recompute that
 /// fits).
 double bestReplay(const PlanProblem &problem);
+
+/// Plans `problem` and checks the plan against an exhaustive search: the
+/// planner finds one exactly when some plan fits; its objective is never
+/// below the least, within its claimed gap of it, and equal to it when
+/// claimed exact. Returns the plan when both found one.
+std::optional<PipelinePlan> checkAgainstExhaustive(const PlanProblem &problem,
+                                                   unsigned trial);
+
+/// Checks `plan`'s replay against the least over every plan of `problem`:
+/// never below it; equal to it, with no gap, when proven the least, else
+/// within the gap bound, which is then positive. Returns whether it is
+/// above the least.
+bool checkAgainstLeastReplay(const PlanProblem &problem,
+                             const PipelinePlan &plan, unsigned trial);
 
 /// When the first stage of the 1F1B training pipeline `stages`, replayed
 /// alone with every microbatch's activations there at time 0, ends each
