@@ -42,6 +42,12 @@ PlanProblem::PlanProblem(const LayerGraph &graph, const Cluster &cluster,
   unsigned numDevices = cluster.devices.size();
   fwd.assign(numDevices, std::vector<double>(numLayers + 1, 0));
   bwd = cheapFwd = fwd;
+  linkPrices.reserve(size_t(numDevices) * numDevices);
+  for (unsigned from = 0; from < numDevices; ++from)
+    for (unsigned to = 0; to < numDevices; ++to) {
+      LinkSpec link = cluster.link(from, to);
+      linkPrices.push_back({link.latencyUs * 1e-3, link.bandwidthGBps * 1e9});
+    }
   pricedAs.resize(numDevices);
   for (unsigned d = 0; d < numDevices; ++d) {
     const DeviceSpec &spec = cluster.devices[d].spec;
@@ -243,7 +249,10 @@ StageCost PlanProblem::stageCost(unsigned begin, unsigned end, unsigned device,
 }
 
 double PlanProblem::cutMs(unsigned cut, unsigned from, unsigned to) const {
-  return transferTimeMs(cuts[cut], clusterRef.link(from, to));
+  // As transferTimeMs, without looking the link up.
+  const auto &[latencyMs, bytesPerSecond] =
+      linkPrices[size_t(from) * numDevices() + to];
+  return latencyMs + double(cuts[cut]) / bytesPerSecond * 1e3;
 }
 
 int64_t PlanProblem::capacityBytes(unsigned device) const {

@@ -362,6 +362,9 @@ private:
   const Cluster &clusterRef;
   PlanOptions opts;
   std::vector<int64_t> cuts;
+  /// Per pair of devices (from * numDevices + to), their link's latency in
+  /// ms and bandwidth in bytes/s, as transferTimeMs takes them.
+  std::vector<std::pair<double, double>> linkPrices;
   // Prefix sums over layers, per device: forward, backward and
   // non-contraction forward time.
   std::vector<std::vector<double>> fwd, bwd, cheapFwd;
