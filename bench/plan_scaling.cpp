@@ -6,11 +6,17 @@
 // objective, and for the predicted (replayed) iteration time. Not a test: run
 // it by hand and record the table in docs/benchmarks.md.
 //
-//   build/bin/pipe-plan-scaling [LAYERS DEVICES KINDS HOSTS [SEED [M [STEPS]]]]
+//   build/bin/pipe-plan-scaling [--hosts=LAYOUT] [--inference]
+//                               [LAYERS DEVICES KINDS HOSTS [SEED [M [STEPS]]]]
 //
 // With arguments, times that one case instead of the grid, with M
 // microbatches (16 by default) and at most STEPS simulated steps for the
-// 1F1B replay search (PlanOptions::replaySteps by default).
+// 1F1B replay search (PlanOptions::replaySteps by default). LAYOUT places
+// device d: `round-robin` (the default) on host d mod HOSTS with kind
+// d mod KINDS, so that each host has one kind when KINDS = HOSTS;
+// `mixed` on host d div (DEVICES / HOSTS), so that each host has one
+// device of each kind then; `random` as `mixed` with a random kind (by
+// SEED). --inference also plans inference.
 //===----------------------------------------------------------------------===//
 
 #include "pipe/Plan/RandomInstances.h"
@@ -37,8 +43,26 @@ int main(int argc, char **argv) {
   unsigned seed = 1;
   int microbatches = 16;
   uint64_t replaySteps = PlanOptions().replaySteps;
-  const char *usage = "usage: pipe-plan-scaling [LAYERS DEVICES KINDS(1-4) "
-                      "HOSTS [SEED [M [STEPS]]]]\n";
+  const char *usage =
+      "usage: pipe-plan-scaling [--hosts=round-robin|mixed|random] "
+      "[--inference] [LAYERS DEVICES KINDS(1-4) HOSTS [SEED [M [STEPS]]]]\n";
+  std::string layout = "round-robin";
+  bool inference = false;
+  while (argc > 1 && llvm::StringRef(argv[1]).starts_with("--")) {
+    llvm::StringRef option = argv[1];
+    if (option == "--inference")
+      inference = true;
+    else if (option.consume_front("--hosts="))
+      layout = option.str();
+    else
+      argc = 0;
+    if (layout != "round-robin" && layout != "mixed" && layout != "random")
+      argc = 0;
+    if (!argc)
+      break;
+    --argc;
+    ++argv;
+  }
   if (argc >= 5 && argc <= 8) {
     if (argc >= 6)
       seed = unsigned(std::atoi(argv[5]));
@@ -60,7 +84,7 @@ int main(int argc, char **argv) {
       return 1;
     }
     cases = {one};
-  } else if (argc != 1) {
+  } else if (argc != 1 || layout != "round-robin") {
     llvm::errs() << usage;
     return 1;
   }
@@ -72,9 +96,24 @@ int main(int argc, char **argv) {
     std::mt19937 rng(seed);
     LayerGraph graph = randomLayerGraph(rng, c.layers, int64_t(1) << 26);
     Cluster cluster = roundRobinCluster(c.devices, c.kinds, c.hosts);
-    for (Schedule schedule : {Schedule::OneFOneB, Schedule::GPipe}) {
+    if (layout != "round-robin") {
+      std::mt19937 kindRng(seed);
+      unsigned perHost = (c.devices + c.hosts - 1) / c.hosts;
+      for (auto [d, device] : llvm::enumerate(cluster.devices)) {
+        device.host = "h" + std::to_string(d / perHost);
+        if (layout == "random")
+          device.spec = roundRobinCluster(c.kinds, c.kinds, 1)
+                            .devices[kindRng() % c.kinds]
+                            .spec;
+      }
+    }
+    SmallVector<std::pair<bool, Schedule>> runs = {{true, Schedule::OneFOneB},
+                                                   {true, Schedule::GPipe}};
+    if (inference)
+      runs.push_back({false, Schedule::GPipe});
+    for (auto [training, schedule] : runs) {
       PlanOptions options;
-      options.training = true;
+      options.training = training;
       options.microbatches = microbatches;
       options.optimizer = Optimizer::Adam;
       options.schedule = schedule;
@@ -97,8 +136,10 @@ int main(int argc, char **argv) {
           "| {0} | {1} | {2} | {3} | {4} | {5:F2} | {6} | {7:F1} | {8} | {9} "
           "|\n",
           c.layers, c.devices, c.kinds, c.hosts,
-          schedule == Schedule::GPipe ? "gpipe" : "1f1b", seconds,
-          proof(plan->exact, plan->gapBound),
+          !training                     ? "inference"
+          : schedule == Schedule::GPipe ? "gpipe"
+                                        : "1f1b",
+          seconds, proof(plan->exact, plan->gapBound),
           simulate(problem, plan->stages, false)->iterationMs,
           proof(plan->iterationExact, plan->iterationGapBound),
           plan->stages.size());

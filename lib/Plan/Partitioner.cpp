@@ -636,7 +636,7 @@ Partitioner::leastStages(const SearchLimits &limits) const {
 }
 
 std::optional<std::vector<StagePlan>>
-Partitioner::search(const SearchLimits &limits) {
+Partitioner::searchClasses(const SearchLimits &limits) {
   unsigned numLayers = problem.numLayers();
   unsigned numClasses = classes.size();
   unsigned none = numClasses;
@@ -644,7 +644,8 @@ Partitioner::search(const SearchLimits &limits) {
   size_t numCells = size_t(numLayers + 1) * numKeys() * slotsPerKey();
   // A search whose tables are read afterwards starts from a clean table;
   // the others reset only the states they visit (below).
-  bool exported = limits.tabulateLargest || limits.everySuffix;
+  bool exported =
+      limits.tabulateLargest || limits.everySuffix || limits.freshTables;
   if (exported || value.size() != numCells)
     value.assign(numCells, kInf);
   choice.resize(numCells);

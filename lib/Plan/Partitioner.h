@@ -13,6 +13,7 @@
 #include "llvm/ADT/StringMap.h"
 
 #include <limits>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -82,6 +83,10 @@ struct SearchLimits {
   /// devices leave too few for the layers before them to meet the limits
   /// (which the search otherwise skips).
   bool everySuffix = false;
+  /// Start from a clean table, so that after the search every suffix's
+  /// cell holds its least sum or infinity (a search otherwise resets only
+  /// the states it visits).
+  bool freshTables = false;
 };
 
 /// The dynamic program over suffixes of the layer order (see
@@ -102,6 +107,19 @@ public:
 
   /// The plan of least sum under `limits`, if any.
   std::optional<std::vector<StagePlan>> search(const SearchLimits &limits);
+
+  /// With simplified classes, makes later searches exact over the cluster's
+  /// own devices where they can be (DeviceSearch.cpp): each search's plan
+  /// on the simplified classes becomes the incumbent of a search over the
+  /// devices, bounded by the tables of a search with every cut at its
+  /// least transfer. Only where memory does not depend on a stage's
+  /// position (GPipe, inference) and no stage count is fixed; a search
+  /// past `maxTransitions` transitions gives up, and so do the later ones,
+  /// as do all past a few times that in all. Returns whether it applies.
+  bool searchOnDevices(uint64_t maxTransitions);
+  /// Whether every search since searchOnDevices was exact over the
+  /// devices.
+  bool exactOnDevices() const { return onDevices && !onDevicesGaveUp; }
 
   /// PlanProblem::times as the searches price `plan`: with `leastLinks`,
   /// each cut at its least transfer. After a search.
@@ -157,6 +175,15 @@ public:
   double highRatio() const { return std::max(1.0, ratioHigh); }
 
 private:
+  /// The dynamic program over the partitioner's classes.
+  std::optional<std::vector<StagePlan>>
+  searchClasses(const SearchLimits &limits);
+  /// The plan of least sum under `limits` over the cluster's own devices,
+  /// if any; where it stops early, sets onDevicesGaveUp and returns the
+  /// plan of searchClasses.
+  std::optional<std::vector<StagePlan>>
+  searchDevices(const SearchLimits &limits);
+
   struct Priced {
     double forward, backward, busy;
     int64_t fixedBytes, stashBytes;
@@ -340,6 +367,16 @@ private:
   std::vector<double> cutByClass;
   /// Microbatches in flight on a stage with this many stages after it.
   std::vector<int64_t> inFlight;
+
+  /// searchOnDevices: the search with every cut at its least transfer
+  /// whose tables bound the searches over devices, and their budget.
+  std::unique_ptr<Partitioner> leastLinkSearch;
+  /// The cluster's interchangeable devices, and the groups of identical
+  /// hosts among them.
+  std::vector<std::vector<unsigned>> deviceClasses;
+  std::vector<HostGroup> deviceHostGroups;
+  bool onDevices = false, onDevicesGaveUp = false;
+  uint64_t deviceTransitions = 0, maxDeviceTransitions = 0;
 };
 
 } // namespace pipe

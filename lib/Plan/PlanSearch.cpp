@@ -54,6 +54,9 @@ static constexpr double kCheapTransitions = 5e6;
 /// Runs of the dynamic program past which a bottleneck search stops and
 /// reports the gap it has proven.
 static constexpr unsigned kSearchRuns = 3000;
+/// With simplified classes, each run of the search over the cluster's
+/// devices gives up past this many transitions (leastOnDevices).
+static constexpr uint64_t kDeviceTransitions = 20000000;
 
 /// Past PlanOptions::floorCells, the search for the floor under the 1F1B
 /// replay makes only this many runs on the cluster's own classes
@@ -1186,14 +1189,25 @@ static llvm::Expected<SearchOutcome> searchPlan(const PlanProblem &problem,
   // Searches may stop early: past this many, the result reports how far
   // from the optimum it can be.
   SearchBudget budget{kSearchRuns};
+  // With simplified classes, every run made exact over the cluster's own
+  // devices where it can be.
+  bool onDevices =
+      modelLayers && partitioner.searchOnDevices(kDeviceTransitions);
   searchBottlenecks(problem, partitioner, stages, best, budget);
   if (budget.unexplored < best.objectiveMs) {
     best.exact = false;
     best.gapBound = (best.objectiveMs - budget.unexplored) / best.objectiveMs;
   }
   double leastLinkFloorMs = 0;
-  if (modelLayers && partitioner.isApproximate() && !best.stages.empty())
-    leastLinkFloorMs = leastLinkFloor(problem, stages, best);
+  if (modelLayers && partitioner.isApproximate() && !best.stages.empty()) {
+    // Every run exact and the search finished: no plan is below the best.
+    if (onDevices && partitioner.exactOnDevices() &&
+        budget.unexplored >= best.objectiveMs) {
+      leastLinkFloorMs = best.objectiveMs;
+    } else {
+      leastLinkFloorMs = leastLinkFloor(problem, stages, best);
+    }
+  }
   if (!best.stages.empty()) {
     SearchOutcome outcome{std::move(best), true, !partitioner.isApproximate()};
     outcome.leastLinkFloorMs = leastLinkFloorMs;

@@ -119,6 +119,42 @@ TEST(Partitioner, IdenticalHostsCountedUpToSymmetry) {
   EXPECT_EQ(exact, total);
 }
 
+/// Limits on a plan's slowest steps (and, with split bottlenecks, on its
+/// slowest stage in all): random shares of those of the plan with `times`,
+/// none on run 0.
+static SearchLimits randomStepLimits(std::mt19937 &rng,
+                                     const PlanProblem &problem,
+                                     const PlanProblem::Times &times,
+                                     unsigned run, bool limitStep) {
+  SearchLimits limits;
+  if (run == 0)
+    return limits;
+  std::uniform_real_distribution<double> share(0.3, 1);
+  limits.forward = times.slowestForward * share(rng);
+  if (problem.splitBottleneck()) {
+    limits.backward = times.slowestBackward * share(rng);
+    if (limitStep)
+      limits.step = times.slowestStep * share(rng) * 2;
+  }
+  return limits;
+}
+
+/// Checks that `plan` runs the layers in order, each stage on a device of
+/// its own.
+static void expectStagesInOrder(const PlanProblem &problem,
+                                ArrayRef<StagePlan> plan, unsigned trial) {
+  std::vector<bool> taken(problem.numDevices(), false);
+  unsigned begin = 0;
+  for (const StagePlan &stage : plan) {
+    EXPECT_FALSE(taken[stage.device]) << "trial " << trial;
+    taken[stage.device] = true;
+    EXPECT_EQ(stage.begin, begin) << "trial " << trial;
+    EXPECT_LT(stage.begin, stage.end) << "trial " << trial;
+    begin = stage.end;
+  }
+  EXPECT_EQ(begin, problem.numLayers()) << "trial " << trial;
+}
+
 /// The dynamic program over keys counted up to the symmetry of identical
 /// hosts finds the least sum that the one over the cluster's classes
 /// finds, under the same limits (random ones on the slowest steps, and on
@@ -146,13 +182,7 @@ TEST(Partitioner, SymmetricKeysFindTheLeastSumUnderLimits) {
       continue;
     PlanProblem::Times times = plain.times(*unlimited, false);
     for (unsigned run = 0; run < 6; ++run) {
-      SearchLimits limits;
-      if (run > 0) {
-        std::uniform_real_distribution<double> share(0.3, 1);
-        limits.forward = times.slowestForward * share(rng);
-        if (plain.splitBottleneck())
-          limits.backward = times.slowestBackward * share(rng);
-      }
+      SearchLimits limits = randomStepLimits(rng, plain, times, run, false);
       limits.unhidden = run == 5 && !plain.splitBottleneck();
       std::optional<std::vector<StagePlan>> got =
                                                 symmetricSearch.search(limits),
@@ -165,15 +195,134 @@ TEST(Partitioner, SymmetricKeysFindTheLeastSumUnderLimits) {
              wantSum = plain.times(*want, limits.unhidden).sum;
       EXPECT_NEAR(gotSum, wantSum, 1e-9 * wantSum)
           << "trial " << trial << " run " << run;
-      std::vector<bool> taken(cluster.devices.size(), false);
-      for (const StagePlan &stage : *got) {
-        EXPECT_FALSE(taken[stage.device]) << "trial " << trial;
-        taken[stage.device] = true;
-      }
+      expectStagesInOrder(counted, *got, trial);
     }
   }
   EXPECT_GT(symmetric, 200u);
   EXPECT_GT(compared, 800u);
+}
+
+/// Up to `maxDevices` devices of two kinds with two memories on two or
+/// three hosts, so that devices with the same numbers sit on several
+/// hosts; some hosts get a faster link of their own.
+static Cluster kindsOnSeveralHosts(std::mt19937 &rng, unsigned maxDevices) {
+  static const char *kinds[] = {"A100-80GB", "T4"};
+  unsigned numDevices =
+      std::uniform_int_distribution<unsigned>(2, maxDevices)(rng);
+  unsigned numHosts = std::uniform_int_distribution<unsigned>(2, 3)(rng);
+  Cluster cluster;
+  for (unsigned d = 0; d < numDevices; ++d) {
+    Device device;
+    device.name = "d" + std::to_string(d);
+    device.host = "h" + std::to_string(rng() % numHosts);
+    device.spec = *lookupDeviceKind(kinds[rng() % 2]);
+    device.spec.memoryGB = rng() % 2 ? 2 : 4;
+    device.spec.reservedGB = 0;
+    cluster.devices.push_back(device);
+  }
+  if (rng() % 2)
+    cluster.setLink(0, 1, {"fast", 200, 1});
+  return cluster;
+}
+
+/// GPipe or inference: memory that does not depend on a stage's position.
+static PlanOptions positionFreeOptions(std::mt19937 &rng) {
+  PlanOptions options = randomOptions(rng);
+  if (options.training)
+    options.schedule = Schedule::GPipe;
+  options.classCells = 0;
+  options.hostSymmetry = false;
+  return options;
+}
+
+/// With classes simplified to one per kind, searchOnDevices makes every
+/// search find the least sum that the search over the cluster's own
+/// classes finds, under random limits, with no device taken twice; the
+/// simplified search alone misses it on some. Every other cluster has
+/// identical hosts, whose states the search counts up to their symmetry.
+TEST(Partitioner, SearchOnDevicesFindsTheLeastSumUnderLimits) {
+  std::mt19937 rng(1201);
+  unsigned compared = 0, missed = 0, symmetric = 0, gaveUp = 0;
+  for (unsigned trial = 0; trial < 400; ++trial) {
+    Cluster cluster =
+        trial % 2 ? identicalHosts(rng, 9) : kindsOnSeveralHosts(rng, 8);
+    if (!identicalHostGroups(PlanProblem(LayerGraph(), cluster, PlanOptions()),
+                             cluster.interchangeableDevices())
+             .empty())
+      ++symmetric;
+    unsigned numLayers = std::uniform_int_distribution<unsigned>(3, 12)(rng);
+    LayerGraph graph = randomLayerGraph(rng, numLayers, int64_t(1) << 28);
+    PlanOptions options = positionFreeOptions(rng);
+    PlanProblem simplified(graph, cluster, options);
+    options.classCells = 4e6;
+    PlanProblem plain(graph, cluster, options);
+    Partitioner onDevices(simplified), byKind(simplified), exact(plain),
+        starved(simplified);
+    ASSERT_TRUE(onDevices.isApproximate()) << "trial " << trial;
+    ASSERT_FALSE(exact.isApproximate()) << "trial " << trial;
+    ASSERT_TRUE(onDevices.searchOnDevices(uint64_t(1) << 40))
+        << "trial " << trial;
+    // Out of transitions at once: the simplified classes' plans, and no
+    // claim to be exact.
+    ASSERT_TRUE(starved.searchOnDevices(1)) << "trial " << trial;
+    std::optional<std::vector<StagePlan>> unlimited =
+        exact.search(SearchLimits());
+    if (!unlimited)
+      continue;
+    PlanProblem::Times times = plain.times(*unlimited, false);
+    for (unsigned run = 0; run < 6; ++run) {
+      SearchLimits limits = randomStepLimits(rng, plain, times, run, true);
+      if (run == 5)
+        limits.sumCap = times.sum * 1.01;
+      std::optional<std::vector<StagePlan>> got = onDevices.search(limits),
+                                            want = exact.search(limits);
+      ASSERT_EQ(bool(got), bool(want)) << "trial " << trial << " run " << run;
+      if (!got)
+        continue;
+      ++compared;
+      double gotSum = simplified.times(*got, false).sum,
+             wantSum = plain.times(*want, false).sum;
+      EXPECT_NEAR(gotSum, wantSum, 1e-9 * wantSum)
+          << "trial " << trial << " run " << run;
+      std::optional<std::vector<StagePlan>> kinds = byKind.search(limits);
+      missed +=
+          !kinds || simplified.times(*kinds, false).sum > wantSum * (1 + 1e-9);
+      std::optional<std::vector<StagePlan>> cut = starved.search(limits);
+      if (!starved.exactOnDevices()) {
+        ++gaveUp;
+        EXPECT_EQ(cut, kinds) << "trial " << trial << " run " << run;
+      }
+      expectStagesInOrder(simplified, *got, trial);
+      EXPECT_TRUE(fitsMemory(simplified, *got)) << "trial " << trial;
+    }
+    EXPECT_TRUE(onDevices.exactOnDevices()) << "trial " << trial;
+  }
+  EXPECT_GT(compared, 1000u);
+  EXPECT_GT(missed, 20u);
+  EXPECT_GT(symmetric, 150u);
+  EXPECT_GT(gaveUp, 100u);
+}
+
+/// End to end: plans of GPipe and inference on simplified classes are
+/// proven the least where the searches over devices finish, and match an
+/// exhaustive search.
+TEST(Partitioner, SimplifiedClassesProvenOnDevices) {
+  std::mt19937 rng(1202);
+  unsigned total = 0, exact = 0;
+  for (unsigned trial = 0; trial < 150; ++trial) {
+    Cluster cluster =
+        trial % 2 ? identicalHosts(rng, 6) : kindsOnSeveralHosts(rng, 5);
+    unsigned numLayers = std::uniform_int_distribution<unsigned>(2, 9)(rng);
+    LayerGraph graph = randomLayerGraph(rng, numLayers, int64_t(1) << 27);
+    PlanProblem problem(graph, cluster, positionFreeOptions(rng));
+    std::optional<PipelinePlan> plan = checkAgainstExhaustive(problem, trial);
+    if (!plan)
+      continue;
+    ++total;
+    exact += plan->exact;
+  }
+  EXPECT_GT(total, 100u);
+  EXPECT_EQ(exact, total);
 }
 
 /// The largest size the issue names: 6 devices and 20 layers.
