@@ -278,6 +278,21 @@ Partitioner::searchDevices(const SearchLimits &limits) {
     };
     for (unsigned s : at[i]) {
       State state = states[s];
+      // A state at the same boundary with the same last class and one
+      // device fewer, and no greater sum, leaves every completion of this
+      // one to itself.
+      bool dominated = false;
+      for (unsigned c = 0; c < numClasses && !dominated && i > 0; ++c) {
+        unsigned count = usedOn(state.used, c);
+        if (count < (c == state.last ? 2u : 1u))
+          continue;
+        auto [key, last] =
+            canonical(state.used - (uint64_t(1) << shift[c]), state.last);
+        auto it = index.find({key, uint64_t(i) << 32 | last});
+        dominated = it != index.end() && states[it->second].sum <= state.sum;
+      }
+      if (dominated)
+        continue;
       for (unsigned c = 0; c < numClasses; ++c) {
         unsigned usedHere = usedOn(state.used, c);
         if (usedHere == devices[c].size())
