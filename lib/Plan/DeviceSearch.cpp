@@ -16,8 +16,9 @@
 // A state is where a stage ends: the devices used per class of the
 // cluster's interchangeable devices, and the class of the last stage. A
 // stage's memory depends on its position only through its stash, which
-// does not under GPipe and inference; 1F1B, and a fixed stage count,
-// would need the stages left in the state, and are left out.
+// does not under GPipe and inference; 1F1B would need the stages left in
+// the state, and is left out. A fixed stage count (--stages, --cut-after)
+// is the devices used at the end.
 //
 //===----------------------------------------------------------------------===//
 
@@ -48,13 +49,12 @@ Partitioner::search(const SearchLimits &limits) {
 }
 
 bool Partitioner::searchOnDevices(uint64_t maxTransitions) {
-  if (!approximate || forcedOrder || requiredStages ||
-      !previousBoundary.empty() ||
+  if (!approximate || forcedOrder ||
       (options.training && options.schedule == Schedule::OneFOneB))
     return false;
   if (!leastLinkSearch) {
-    leastLinkSearch =
-        std::make_unique<Partitioner>(problem, 0, /*leastLinks=*/true);
+    leastLinkSearch = std::make_unique<Partitioner>(problem, requiredStages,
+                                                    /*leastLinks=*/true);
     if (leastLinkSearch->takesTheFastest() || leastLinkSearch->symmetric ||
         leastLinkSearch->forcedOrder) {
       leastLinkSearch.reset();
@@ -196,7 +196,7 @@ Partitioner::searchDevices(const SearchLimits &limits) {
 
   struct State {
     uint64_t used;
-    unsigned kindsUsed;
+    unsigned kindsUsed, stages;
     unsigned last;
     double sum;
     // The state before, and the stage from there to here.
@@ -208,7 +208,7 @@ Partitioner::searchDevices(const SearchLimits &limits) {
   std::vector<State> states;
   std::vector<std::vector<unsigned>> at(numLayers + 1);
   llvm::DenseMap<std::pair<uint64_t, uint64_t>, unsigned> index;
-  states.push_back({0, 0, none, 0, -1, 0, 0, Recompute::None});
+  states.push_back({0, 0, 0, none, 0, -1, 0, 0, Recompute::None});
   at[0].push_back(0);
 
   preparePricing();
@@ -280,9 +280,10 @@ Partitioner::searchDevices(const SearchLimits &limits) {
       State state = states[s];
       // A state at the same boundary with the same last class and one
       // device fewer, and no greater sum, leaves every completion of this
-      // one to itself.
+      // one to itself (unless the stage count is fixed).
       bool dominated = false;
-      for (unsigned c = 0; c < numClasses && !dominated && i > 0; ++c) {
+      for (unsigned c = 0;
+           c < numClasses && !dominated && i > 0 && !requiredStages; ++c) {
         unsigned count = usedOn(state.used, c);
         if (count < (c == state.last ? 2u : 1u))
           continue;
@@ -309,7 +310,13 @@ Partitioner::searchDevices(const SearchLimits &limits) {
         unsigned kind = kindOf[c];
         unsigned kindsUsed = state.kindsUsed + bound.radix[kind];
         unsigned left = allKinds - kindsUsed;
+        unsigned stages = state.stages + 1;
+        if (requiredStages && stages > requiredStages)
+          continue;
         for (unsigned j = i + 1; j <= numLayers; ++j) {
+          // With cuts given, the stage ends at the next one.
+          if (!previousBoundary.empty() && previousBoundary[j] != int(i))
+            continue;
           if (++transitions > maxDeviceTransitions ||
               ++deviceTransitions > maxDeviceTransitions * kCallsInBudget) {
             onDevicesGaveUp = true;
@@ -326,6 +333,9 @@ Partitioner::searchDevices(const SearchLimits &limits) {
             break;
           if (sum + rest(j, left, kind) >= cap)
             continue;
+          // The stage count, where fixed, is met at the end and only there.
+          if (requiredStages && (j == numLayers) != (stages == requiredStages))
+            continue;
           if (j == numLayers) {
             cap = sum;
             found = s;
@@ -340,8 +350,8 @@ Partitioner::searchDevices(const SearchLimits &limits) {
           auto [it, added] = index.try_emplace({key, uint64_t(j) << 32 | last},
                                                unsigned(states.size()));
           if (added) {
-            states.push_back(
-                {used, kindsUsed, c, sum, int(s), j, device, stage.recompute});
+            states.push_back({used, kindsUsed, stages, c, sum, int(s), j,
+                              device, stage.recompute});
             at[j].push_back(it->second);
           } else if (sum < states[it->second].sum) {
             State &kept = states[it->second];

@@ -226,12 +226,15 @@ static Cluster kindsOnSeveralHosts(std::mt19937 &rng, unsigned maxDevices) {
 }
 
 /// GPipe or inference: memory that does not depend on a stage's position.
-static PlanOptions positionFreeOptions(std::mt19937 &rng) {
+/// A third each with --stages or --cut-after given.
+static PlanOptions positionFreeOptions(std::mt19937 &rng, unsigned numLayers,
+                                       unsigned numDevices) {
   PlanOptions options = randomOptions(rng);
   if (options.training)
     options.schedule = Schedule::GPipe;
   options.classCells = 0;
   options.hostSymmetry = false;
+  fixStagesOrCuts(rng, options, numLayers, numDevices);
   return options;
 }
 
@@ -239,11 +242,12 @@ static PlanOptions positionFreeOptions(std::mt19937 &rng) {
 /// search find the least sum that the search over the cluster's own
 /// classes finds, under random limits, with no device taken twice; the
 /// simplified search alone misses it on some. Every other cluster has
-/// identical hosts, whose states the search counts up to their symmetry.
+/// identical hosts, whose states the search counts up to their symmetry;
+/// a third of the runs have --stages or --cut-after.
 TEST(Partitioner, SearchOnDevicesFindsTheLeastSumUnderLimits) {
   std::mt19937 rng(1201);
-  unsigned compared = 0, missed = 0, symmetric = 0, gaveUp = 0;
-  for (unsigned trial = 0; trial < 400; ++trial) {
+  unsigned compared = 0, missed = 0, missedFixed = 0, symmetric = 0, gaveUp = 0;
+  for (unsigned trial = 0; trial < 550; ++trial) {
     Cluster cluster =
         trial % 2 ? identicalHosts(rng, 9) : kindsOnSeveralHosts(rng, 8);
     if (!identicalHostGroups(PlanProblem(LayerGraph(), cluster, PlanOptions()),
@@ -252,7 +256,8 @@ TEST(Partitioner, SearchOnDevicesFindsTheLeastSumUnderLimits) {
       ++symmetric;
     unsigned numLayers = std::uniform_int_distribution<unsigned>(3, 12)(rng);
     LayerGraph graph = randomLayerGraph(rng, numLayers, int64_t(1) << 28);
-    PlanOptions options = positionFreeOptions(rng);
+    PlanOptions options =
+        positionFreeOptions(rng, numLayers, cluster.devices.size());
     PlanProblem simplified(graph, cluster, options);
     options.classCells = 4e6;
     PlanProblem plain(graph, cluster, options);
@@ -285,27 +290,31 @@ TEST(Partitioner, SearchOnDevicesFindsTheLeastSumUnderLimits) {
       EXPECT_NEAR(gotSum, wantSum, 1e-9 * wantSum)
           << "trial " << trial << " run " << run;
       std::optional<std::vector<StagePlan>> kinds = byKind.search(limits);
-      missed +=
+      bool miss =
           !kinds || simplified.times(*kinds, false).sum > wantSum * (1 + 1e-9);
+      missed += miss;
+      missedFixed += miss && (options.stages || !options.cutAfter.empty());
       std::optional<std::vector<StagePlan>> cut = starved.search(limits);
       if (!starved.exactOnDevices()) {
         ++gaveUp;
         EXPECT_EQ(cut, kinds) << "trial " << trial << " run " << run;
       }
       expectStagesInOrder(simplified, *got, trial);
+      EXPECT_TRUE(allowedByOptions(simplified, *got)) << "trial " << trial;
       EXPECT_TRUE(fitsMemory(simplified, *got)) << "trial " << trial;
     }
     EXPECT_TRUE(onDevices.exactOnDevices()) << "trial " << trial;
   }
   EXPECT_GT(compared, 1000u);
   EXPECT_GT(missed, 20u);
+  EXPECT_GT(missedFixed, 5u);
   EXPECT_GT(symmetric, 150u);
   EXPECT_GT(gaveUp, 100u);
 }
 
 /// End to end: plans of GPipe and inference on simplified classes are
 /// proven the least where the searches over devices finish, and match an
-/// exhaustive search.
+/// exhaustive search; also with --stages or --cut-after.
 TEST(Partitioner, SimplifiedClassesProvenOnDevices) {
   std::mt19937 rng(1202);
   unsigned total = 0, exact = 0;
@@ -314,7 +323,9 @@ TEST(Partitioner, SimplifiedClassesProvenOnDevices) {
         trial % 2 ? identicalHosts(rng, 6) : kindsOnSeveralHosts(rng, 5);
     unsigned numLayers = std::uniform_int_distribution<unsigned>(2, 9)(rng);
     LayerGraph graph = randomLayerGraph(rng, numLayers, int64_t(1) << 27);
-    PlanProblem problem(graph, cluster, positionFreeOptions(rng));
+    PlanProblem problem(
+        graph, cluster,
+        positionFreeOptions(rng, numLayers, cluster.devices.size()));
     std::optional<PipelinePlan> plan = checkAgainstExhaustive(problem, trial);
     if (!plan)
       continue;
