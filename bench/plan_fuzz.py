@@ -35,7 +35,8 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PYTHON = "/usr/bin/python3"
-CLUSTERS = ["mixed.json", "eight-devices.json", "two-gpus.json", "no-kind.json"]
+CLUSTERS = ["mixed.json", "eight-devices.json", "two-gpus.json", "no-kind.json",
+            "four-mixed-hosts.json"]
 
 
 def plan(pipe_opt, model, args, out, trace=None):
