@@ -56,7 +56,7 @@ static constexpr double kCheapTransitions = 5e6;
 static constexpr unsigned kSearchRuns = 3000;
 /// With simplified classes, each run of the search over the cluster's
 /// devices gives up past this many transitions (leastOnDevices).
-static constexpr uint64_t kDeviceTransitions = 20000000;
+static constexpr uint64_t kDeviceTransitions = 10000000;
 
 /// Past PlanOptions::floorCells, the search for the floor under the 1F1B
 /// replay makes only this many runs on the cluster's own classes
