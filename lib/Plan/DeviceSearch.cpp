@@ -38,6 +38,8 @@ static constexpr double kInf = std::numeric_limits<double>::infinity();
 /// The searches over devices since searchOnDevices give up past this many
 /// times the transitions one may make.
 static constexpr uint64_t kCallsInBudget = 3;
+/// A search over devices gives up past this many states (about 100 MB).
+static constexpr size_t kMaxDeviceStates = 2000000;
 
 std::optional<std::vector<StagePlan>>
 Partitioner::search(const SearchLimits &limits) {
@@ -318,7 +320,8 @@ Partitioner::searchDevices(const SearchLimits &limits) {
           if (!previousBoundary.empty() && previousBoundary[j] != int(i))
             continue;
           if (++transitions > maxDeviceTransitions ||
-              ++deviceTransitions > maxDeviceTransitions * kCallsInBudget) {
+              ++deviceTransitions > maxDeviceTransitions * kCallsInBudget ||
+              states.size() > kMaxDeviceStates) {
             onDevicesGaveUp = true;
             return plan;
           }
