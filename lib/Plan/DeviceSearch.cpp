@@ -44,9 +44,16 @@ static constexpr size_t kMaxDeviceStates = 2000000;
 std::optional<std::vector<StagePlan>>
 Partitioner::search(const SearchLimits &limits) {
   bool plain = !limits.overflow && !limits.unhidden &&
-               !limits.tabulateLargest && !limits.everySuffix;
-  if (!onDevices || onDevicesGaveUp || !plain)
+               !limits.tabulateLargest && !limits.everySuffix &&
+               !limits.freshTables;
+  if (!onDevices || onDevicesGaveUp)
     return searchClasses(limits);
+  // Searches of another kind stay with the classes: the later ones are
+  // then no longer all exact.
+  if (!plain) {
+    onDevicesGaveUp = true;
+    return searchClasses(limits);
+  }
   return searchDevices(limits);
 }
 
@@ -95,6 +102,8 @@ Partitioner::searchDevices(const SearchLimits &limits) {
   // The search over the partitioner's classes gives the incumbent; the
   // least at the least transfers may prove it the least.
   std::optional<std::vector<StagePlan>> plan = searchClasses(limits);
+  // (Without one, a plan whose sum is the cap itself is not searched for:
+  // it beats no incumbent of the searches that set the cap.)
   double cap = plan ? problem.times(*plan, false).sum : limits.sumCap;
   if (!(cap > bound.planTimes(*relaxed, false).sum * (1 + 1e-12)))
     return plan;

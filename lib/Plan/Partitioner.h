@@ -113,9 +113,11 @@ public:
   /// on the simplified classes becomes the incumbent of a search over the
   /// devices, bounded by the tables of a search with every cut at its
   /// least transfer. Only where memory does not depend on a stage's
-  /// position (GPipe, inference) and no stage count is fixed; a search
-  /// past `maxTransitions` transitions gives up, and so do the later ones,
-  /// as do all past a few times that in all. Returns whether it applies.
+  /// position (GPipe, inference), and for plain searches (no overflow,
+  /// unhidden times or exported tables: one of those ends it). A search
+  /// past `maxTransitions` transitions or two million states gives up, and
+  /// so do the later ones, as do all past a few times that many
+  /// transitions in all. Returns whether it applies.
   bool searchOnDevices(uint64_t maxTransitions);
   /// Whether every search since searchOnDevices was exact over the
   /// devices.

@@ -301,6 +301,17 @@ TEST(Partitioner, SearchOnDevicesFindsTheLeastSumUnderLimits) {
       }
       expectStagesInOrder(simplified, *got, trial);
       EXPECT_TRUE(allowedByOptions(simplified, *got)) << "trial " << trial;
+      // Within the limits: every stage and transfer.
+      PlanProblem::Times gotTimes = simplified.times(*got, false);
+      double slack = 1 + 1e-9;
+      EXPECT_LE(gotTimes.slowestForward, limits.forward * slack)
+          << "trial " << trial << " run " << run;
+      if (simplified.splitBottleneck()) {
+        EXPECT_LE(gotTimes.slowestBackward, limits.backward * slack)
+            << "trial " << trial << " run " << run;
+        EXPECT_LE(gotTimes.slowestStep, limits.step * slack)
+            << "trial " << trial << " run " << run;
+      }
       EXPECT_TRUE(fitsMemory(simplified, *got)) << "trial " << trial;
     }
     EXPECT_TRUE(onDevices.exactOnDevices()) << "trial " << trial;
