@@ -97,14 +97,14 @@ int main(int argc, char **argv) {
     LayerGraph graph = randomLayerGraph(rng, c.layers, int64_t(1) << 26);
     Cluster cluster = roundRobinCluster(c.devices, c.kinds, c.hosts);
     if (layout != "round-robin") {
+      // One device of each kind, to draw from.
+      Cluster kinds = roundRobinCluster(c.kinds, c.kinds, 1);
       std::mt19937 kindRng(seed);
       unsigned perHost = (c.devices + c.hosts - 1) / c.hosts;
       for (auto [d, device] : llvm::enumerate(cluster.devices)) {
         device.host = "h" + std::to_string(d / perHost);
         if (layout == "random")
-          device.spec = roundRobinCluster(c.kinds, c.kinds, 1)
-                            .devices[kindRng() % c.kinds]
-                            .spec;
+          device.spec = kinds.devices[kindRng() % c.kinds].spec;
       }
     }
     SmallVector<std::pair<bool, Schedule>> runs = {{true, Schedule::OneFOneB},

@@ -29,7 +29,6 @@
 
 #include <cmath>
 #include <limits>
-#include <numeric>
 
 using namespace mlir;
 using namespace mlir::pipe;
@@ -149,33 +148,21 @@ Partitioner::searchDevices(const SearchLimits &limits) {
     return unsigned((used >> shift[c]) & mask[c]);
   };
   // A state up to the symmetry of identical hosts: their hosts in order of
-  // their counts, and the last class relabeled with them. Swapping such
-  // hosts maps every plan to one that costs the same, so the states that
-  // swap into each other share their best completions.
+  // their counts (canonicalizeHosts), and the last class relabeled with
+  // them. Swapping such hosts maps every plan to one that costs the same,
+  // so the states that swap into each other share their best completions.
+  SmallVector<uint16_t> digits(numClasses);
+  SmallVector<unsigned> perm(numClasses);
   auto canonical = [&](uint64_t used, unsigned last) {
-    uint64_t key = used;
-    unsigned relabeled = last;
-    for (const HostGroup &group : deviceHostGroups) {
-      SmallVector<unsigned, 8> order(group.size());
-      std::iota(order.begin(), order.end(), 0);
-      llvm::stable_sort(order, [&](unsigned a, unsigned b) {
-        for (unsigned p = 0; p < group[a].size(); ++p) {
-          unsigned x = usedOn(used, group[a][p]), y = usedOn(used, group[b][p]);
-          if (x != y)
-            return x < y;
-        }
-        return false;
-      });
-      for (unsigned slot = 0; slot < group.size(); ++slot)
-        for (unsigned p = 0; p < group[slot].size(); ++p) {
-          unsigned to = group[slot][p], from = group[order[slot]][p];
-          key = (key & ~(mask[to] << shift[to])) | uint64_t(usedOn(used, from))
-                                                       << shift[to];
-          if (last == from)
-            relabeled = to;
-        }
-    }
-    return std::make_pair(key, relabeled);
+    if (deviceHostGroups.empty())
+      return std::make_pair(used, last);
+    for (unsigned c = 0; c < numClasses; ++c)
+      digits[c] = usedOn(used, c);
+    canonicalizeHosts(deviceHostGroups, digits, perm);
+    uint64_t key = 0;
+    for (unsigned c = 0; c < numClasses; ++c)
+      key |= uint64_t(digits[c]) << shift[c];
+    return std::make_pair(key, perm[last]);
   };
 
   // The least the rest adds after a stage of kind `kind` ends at
@@ -195,12 +182,13 @@ Partitioner::searchDevices(const SearchLimits &limits) {
     for (unsigned next = 0; next < numKinds; ++next) {
       const SmallVector<unsigned> &from = bound.classes[kind].devices;
       const SmallVector<unsigned> &to = bound.classes[next].devices;
+      // (One device of the kind: the stage before has it.)
       if (cells[next] == kInf || (next == kind && to.size() < 2))
         continue;
-      unsigned a = from.front(),
-               b = next == kind && to.size() > 1 ? to[1] : to.front();
-      memo = std::min(memo, cells[next] +
-                                transfers * bound.cutTime(j, kind, a, next, b));
+      unsigned b = next == kind ? to[1] : to.front();
+      memo = std::min(
+          memo, cells[next] +
+                    transfers * bound.cutTime(j, kind, from.front(), next, b));
     }
     return memo;
   };
@@ -223,15 +211,6 @@ Partitioner::searchDevices(const SearchLimits &limits) {
   at[0].push_back(0);
 
   preparePricing();
-  auto withinLimits = [&](double forward, double backward, double busy) {
-    return split ? forward <= limits.forward && backward <= limits.backward &&
-                       busy <= limits.step
-                 : busy <= limits.forward;
-  };
-  auto transferWithin = [&](double x) {
-    return x <= limits.forward &&
-           (!split || (x <= limits.backward && 2 * x <= limits.step));
-  };
   int64_t stashed = inFlight[0];
   struct StageChoice {
     double busy = kInf;
@@ -256,13 +235,11 @@ Partitioner::searchDevices(const SearchLimits &limits) {
       continue;
     for (std::vector<StageChoice> &ends : ahead)
       ends.clear();
-    for (unsigned c = 0; c < numClasses; ++c) {
-      for (unsigned from = 0; from < numClasses && i > 0; ++from) {
-        const std::vector<unsigned> &a = devices[from], &b = devices[c];
-        cuts[from * numClasses + c] = problem.cutMs(
-            i - 1, a.front(), from == c && b.size() > 1 ? b[1] : b.front());
-      }
-    }
+    if (i > 0)
+      for (unsigned from = 0; from < numClasses; ++from)
+        for (unsigned c = 0; c < numClasses; ++c)
+          cuts[from * numClasses + c] =
+              problem.classCutMs(i - 1, devices[from], devices[c]);
     // The stage [i, j) on class c: its fastest recompute that fits within
     // the limits, priced as the dynamic program does.
     auto stageOn = [&](unsigned c, unsigned j) -> const StageChoice & {
@@ -274,7 +251,7 @@ Partitioner::searchDevices(const SearchLimits &limits) {
         int64_t capacity = problem.capacityBytes(device);
         for (unsigned r = 0; r < recomputeChoices.size(); ++r) {
           const Priced &cost = price(priceClass, i, end, r);
-          if (!withinLimits(cost.forward, cost.backward, cost.busy))
+          if (stageOver(limits, cost, cost.busy))
             continue;
           choice.longerMayDo = true;
           if (cost.fixedBytes + cost.stashBytes * stashed > capacity)
@@ -313,7 +290,7 @@ Partitioner::searchDevices(const SearchLimits &limits) {
         double x = 0;
         if (state.last != none) {
           x = cuts[state.last * numClasses + c];
-          if (!transferWithin(x))
+          if (transferOver(limits, x))
             continue;
         }
         double base = state.sum + transfers * x;

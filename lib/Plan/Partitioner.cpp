@@ -312,11 +312,12 @@ mlir::pipe::identicalHostGroups(const PlanProblem &problem,
   return hostGroups;
 }
 
-void Partitioner::canonicalize(MutableArrayRef<uint16_t> digits,
-                               MutableArrayRef<unsigned> perm) const {
+void mlir::pipe::canonicalizeHosts(ArrayRef<HostGroup> groups,
+                                   MutableArrayRef<uint16_t> digits,
+                                   MutableArrayRef<unsigned> perm) {
   std::iota(perm.begin(), perm.end(), 0);
   SmallVector<uint16_t> given(digits.begin(), digits.end());
-  for (const std::vector<SmallVector<unsigned>> &group : hostGroups) {
+  for (const HostGroup &group : groups) {
     unsigned width = group.front().size();
     SmallVector<unsigned> order(group.size());
     std::iota(order.begin(), order.end(), 0);
@@ -383,7 +384,7 @@ bool Partitioner::buildSymmetricKeys() {
       std::copy_n(&keyDigits[size_t(key) * numClasses], numClasses,
                   digits.begin());
       ++digits[c];
-      canonicalize(digits, perm);
+      canonicalizeHosts(hostGroups, digits, perm);
       nextKey.push_back(intern(digits, keyStages[key] + 1));
       nextClass.push_back(perm[c]);
     }
@@ -407,7 +408,7 @@ bool Partitioner::buildSymmetricKeys() {
       std::copy_n(&keyDigits[size_t(key) * numClasses], numClasses,
                   digits.begin());
       --digits[c];
-      canonicalize(digits, perm);
+      canonicalizeHosts(hostGroups, digits, perm);
       size_t at = size_t(key) * numClasses + c;
       lessKey[at] = keyId(digits);
       for (unsigned next = 0; next < numClasses; ++next)
@@ -780,9 +781,7 @@ Partitioner::searchClasses(const SearchLimits &limits) {
           if (next != none) {
             unsigned nextUsed = forcedOrder ? 0 : usedOf(key, next) - 1;
             x = cutTime(j, c, device, next, representative(next, nextUsed));
-            if (!limits.overflow &&
-                (x > limits.forward ||
-                 (split && (x > limits.backward || 2 * x > limits.step))))
+            if (!limits.overflow && transferOver(limits, x))
               continue;
           }
           if (limits.tabulateLargest)
@@ -819,10 +818,7 @@ Partitioner::searchClasses(const SearchLimits &limits) {
                                    ? problem.unhiddenMs(cost.forward,
                                                         cost.backward, position)
                                    : cost.busy;
-              if (split ? cost.forward > limits.forward ||
-                              cost.backward > limits.backward ||
-                              cost.busy > limits.step
-                        : slowest > limits.forward)
+              if (stageOver(limits, cost, slowest))
                 continue;
               candidate = here + cost.busy;
               if (candidate + prefixFloor[i] > limits.sumCap)
@@ -894,12 +890,12 @@ Partitioner::searchClasses(const SearchLimits &limits) {
       unsigned used = --digits[cls];
       plan.push_back({begin, taken.end, classes[real[cls]].devices[used],
                       Recompute(taken.recompute)});
-      canonicalize(digits, perm);
+      canonicalizeHosts(hostGroups, digits, perm);
       unsigned previousKey = keyId(digits);
       std::copy_n(&keyDigits[size_t(previousKey) * numClasses], numClasses,
                   digits.begin());
       ++digits[taken.added];
-      canonicalize(digits, perm);
+      canonicalizeHosts(hostGroups, digits, perm);
       assert(perm[taken.added] == cls && "the stage's class relabeled");
       for (unsigned c = 0; c < numClasses; ++c)
         relabeled[c] = real[perm[c]];

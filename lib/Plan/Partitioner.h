@@ -52,6 +52,13 @@ std::vector<HostGroup>
 identicalHostGroups(const PlanProblem &problem,
                     ArrayRef<std::vector<unsigned>> classes);
 
+/// Puts the hosts of each of `groups` in order of their counts in `digits`
+/// (devices used per class): the canonical form of the counts up to
+/// relabeling those hosts. `perm[c]` is the class that class c becomes.
+void canonicalizeHosts(ArrayRef<HostGroup> groups,
+                       MutableArrayRef<uint16_t> digits,
+                       MutableArrayRef<unsigned> perm);
+
 /// Interchangeable devices.
 struct DeviceClass {
   SmallVector<unsigned> devices;
@@ -190,6 +197,20 @@ private:
     double forward, backward, busy;
     int64_t fixedBytes, stashBytes;
   };
+  /// Whether a transfer taking `x` is over `limits`.
+  bool transferOver(const SearchLimits &limits, double x) const {
+    return x > limits.forward ||
+           (split && (x > limits.backward || 2 * x > limits.step));
+  }
+  /// Whether a stage priced `cost` is over `limits`; `slowest` is its time
+  /// as a single bottleneck bounds it (whole, or unhidden).
+  bool stageOver(const SearchLimits &limits, const Priced &cost,
+                 double slowest) const {
+    return split
+               ? cost.forward > limits.forward ||
+                     cost.backward > limits.backward || cost.busy > limits.step
+               : slowest > limits.forward;
+  }
   /// The costs of the stage [i, j) on class c with the recompute choice
   /// `choiceIndex`, priced on first use for each end j (the dynamic
   /// program visits the ends in turn).
@@ -283,10 +304,6 @@ private:
   unsigned addedClass(unsigned key, unsigned cls) const {
     return symmetric ? nextClass[size_t(key) * classes.size() + cls] : cls;
   }
-  /// Puts the hosts of each group of `digits` (devices used per class) in
-  /// order of their counts; `perm[c]` is the class that class c becomes.
-  void canonicalize(MutableArrayRef<uint16_t> digits,
-                    MutableArrayRef<unsigned> perm) const;
   /// The keys up to the hosts' symmetry, from the empty one, if their cells
   /// stay within kMaxCells; sets `symmetric`.
   bool buildSymmetricKeys();
@@ -308,7 +325,7 @@ private:
   bool forcedOrder = false;
   bool approximate = false, fastestOnly = false, leastLinks = false;
   /// Whether a key counts devices up to the hosts' symmetry: its digits are
-  /// canonical (canonicalize), and addStage and addedClass follow tables.
+  /// canonical (canonicalizeHosts), and addStage and addedClass follow tables.
   bool symmetric = false;
   /// Per group of interchangeable hosts, each host's classes in matching
   /// order (the same numbers at the same place).

@@ -255,6 +255,12 @@ double PlanProblem::cutMs(unsigned cut, unsigned from, unsigned to) const {
   return latencyMs + double(cuts[cut]) / bytesPerSecond * 1e3;
 }
 
+double PlanProblem::classCutMs(unsigned cut, ArrayRef<unsigned> from,
+                               ArrayRef<unsigned> to) const {
+  bool same = from.front() == to.front();
+  return cutMs(cut, from.front(), same && to.size() > 1 ? to[1] : to.front());
+}
+
 int64_t PlanProblem::capacityBytes(unsigned device) const {
   return int64_t(clusterRef.devices[device].spec.capacityGB() * 1073741824.0);
 }

@@ -116,15 +116,6 @@ void mlir::pipe::tabulateResponses(const PlanProblem &problem,
     }
   };
 
-  // The transfer after layer `cut` from a device of class `from` to one of
-  // class `to` (another of the same class if they are one).
-  auto transfer = [&](unsigned cut, unsigned from, unsigned to) {
-    unsigned a = classes[from].front();
-    unsigned b = to == from && classes[to].size() > 1 ? classes[to][1]
-                                                      : classes[to].front();
-    return problem.cutMs(cut, a, b);
-  };
-
   // The bounds E and least round trips R of the cells at one layer (by
   // key and first class); for the later layers, by the rows of `response`,
   // the bounds the stage before a suffix sees (by key and that stage's
@@ -223,7 +214,8 @@ void mlir::pipe::tabulateResponses(const PlanProblem &problem,
     }
     for (unsigned from = 0; from < numClasses; ++from)
       for (unsigned c = 0; c < numClasses; ++c)
-        thereAndBack[from * numClasses + c] = 2 * transfer(i - 1, from, c);
+        thereAndBack[from * numClasses + c] =
+            2 * problem.classCutMs(i - 1, classes[from], classes[c]);
     for (unsigned key = 1; key < numKeys; ++key)
       for (unsigned c = 0; c < numClasses; ++c) {
         double trip = cellTrips[size_t(key) * numClasses + c];

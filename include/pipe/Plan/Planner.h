@@ -244,6 +244,10 @@ public:
   /// The time to send the tensors crossing the cut after layer `cut` from
   /// `from` to `to` (the gradients go back over the same link).
   double cutMs(unsigned cut, unsigned from, unsigned to) const;
+  /// cutMs from a device of the interchangeable devices `from` to one of
+  /// `to` (another of them where the two are the same devices).
+  double classCutMs(unsigned cut, llvm::ArrayRef<unsigned> from,
+                    llvm::ArrayRef<unsigned> to) const;
   int64_t cutBytes(unsigned cut) const { return cuts[cut]; }
 
   /// A device's memory in bytes.
