@@ -464,12 +464,9 @@ double Partitioner::cutTime(unsigned j, unsigned c, unsigned from,
                          (forcedOrder ? 0 : next)];
   if (!std::isnan(x))
     return x;
-  x = problem.cutMs(j - 1, from, to);
-  if (leastLinks)
-    for (unsigned a : classes[c].devices)
-      for (unsigned b : classes[next].devices)
-        if (a != b)
-          x = std::min(x, problem.cutMs(j - 1, a, b));
+  x = leastLinks
+          ? problem.leastCutMs(j - 1, classes[c].devices, classes[next].devices)
+          : problem.cutMs(j - 1, from, to);
   return x;
 }
 

@@ -146,12 +146,20 @@ public:
   /// transfer.
   const std::vector<double> &suffixSums() const { return value; }
   const std::vector<double> &suffixLargest() const { return largest; }
-  /// The classes' sizes and places in a key, when the classes are the
-  /// cluster's interchangeable devices; empty otherwise.
+  /// The classes' places in a key, when the keys count the devices used
+  /// per class (the cluster's interchangeable devices, or with leastLinks
+  /// the devices with the same numbers); empty otherwise.
   SmallVector<unsigned> keyRadix() const {
-    return forcedOrder || approximate || leastLinks || symmetric
+    return forcedOrder || approximate || symmetric
                ? SmallVector<unsigned>()
                : SmallVector<unsigned>(radix.begin(), radix.end());
+  }
+  /// The devices of each class.
+  std::vector<std::vector<unsigned>> classDevices() const {
+    std::vector<std::vector<unsigned>> devices;
+    for (const DeviceClass &cls : classes)
+      devices.emplace_back(cls.devices.begin(), cls.devices.end());
+    return devices;
   }
 
   /// Lower bounds on every plan's slowest forward and backward steps.

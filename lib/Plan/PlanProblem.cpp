@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::pipe;
@@ -259,6 +260,16 @@ double PlanProblem::classCutMs(unsigned cut, ArrayRef<unsigned> from,
                                ArrayRef<unsigned> to) const {
   bool same = from.front() == to.front();
   return cutMs(cut, from.front(), same && to.size() > 1 ? to[1] : to.front());
+}
+
+double PlanProblem::leastCutMs(unsigned cut, ArrayRef<unsigned> from,
+                               ArrayRef<unsigned> to) const {
+  double least = std::numeric_limits<double>::infinity();
+  for (unsigned a : from)
+    for (unsigned b : to)
+      if (a != b)
+        least = std::min(least, cutMs(cut, a, b));
+  return least;
 }
 
 int64_t PlanProblem::capacityBytes(unsigned device) const {

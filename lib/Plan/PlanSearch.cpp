@@ -298,8 +298,9 @@ struct SearchOutcome {
   /// Whether the search was exhaustive under the objective.
   bool proven;
   /// For 1F1B training, a proven lower bound on every plan's replay (0 for
-  /// none), and bounds on what suffixes add to it (none when the classes
-  /// are simplified or the device order given).
+  /// none), and bounds on what suffixes add to it (suffixTableLayout; none
+  /// for a given device order, nor over devices with the same numbers
+  /// where the bounds of the suffixes' own stalls are not built).
   double replayFloorMs = 0;
   SuffixTables suffixes;
   /// With simplified classes, a floor under every plan's objective from
@@ -534,26 +535,51 @@ static double replayFloor(const PlanProblem &problem, Partitioner &searched,
       leastUnhidden(problem, *relaxed, kSearchRuns, cap, visited));
 }
 
-/// The layout of the suffix tables for the plans that replay below
-/// `capMs` (its keys and stageLimit), with no table filled; an empty radix
-/// when the partitioner's classes are not the cluster's interchangeable
-/// devices, which the tables count.
+/// The layout of the suffix tables for the plans of `stages` stages (0:
+/// any the options allow) that replay below `capMs` (its classes, keys and
+/// stageLimit), with no table filled. The classes are `partitioner`'s
+/// where its keys count devices by class; else, but for a given device
+/// order, the devices with the same numbers with cuts at their least
+/// transfer (a partitioner with `leastLinks`); an empty radix where
+/// neither counts.
 static SuffixTables suffixTableLayout(const PlanProblem &problem,
                                       const Partitioner &partitioner,
-                                      double capMs) {
+                                      double capMs, unsigned stages) {
   SuffixTables tables;
-  tables.radix = partitioner.keyRadix();
+  std::optional<Partitioner> relaxed;
+  const Partitioner *counting = &partitioner;
+  if (partitioner.keyRadix().empty() && problem.options().deviceOrder.empty()) {
+    relaxed.emplace(problem, stages, /*leastLinks=*/true);
+    counting = &*relaxed;
+    tables.leastLinks = true;
+  }
+  tables.radix = counting->keyRadix();
   if (tables.radix.empty())
     return tables;
+  tables.classes = counting->classDevices();
+  std::vector<unsigned> classOfDevice(problem.numDevices());
+  for (auto [c, devices] : llvm::enumerate(tables.classes)) {
+    tables.sizes.push_back(devices.size());
+    for (unsigned device : devices)
+      classOfDevice[device] = c;
+  }
   for (const std::vector<unsigned> &cls :
        problem.cluster().interchangeableDevices())
-    tables.sizes.push_back(cls.size());
+    tables.classOf.push_back(classOfDevice[cls.front()]);
   tables.numKeys = tables.radix.back() * (tables.sizes.back() + 1);
+  // Over devices with the same numbers, cuts at their least transfer, the
+  // tables bound the replay search little without the bounds of the
+  // suffixes' own stalls: none where those would keep too many numbers.
+  size_t numCells =
+      size_t(problem.numLayers() + 1) * tables.numKeys * tables.sizes.size();
+  if (tables.leastLinks &&
+      numCells * problem.options().microbatches > kMaxResponseNumbers)
+    return SuffixTables();
   // No stage of a plan that replays below the cap has an unhidden time
   // above this: sum + (M - 1) * (largest unhidden time) bounds the replay.
   double lambda = double(problem.options().microbatches - 1);
   tables.stageLimit =
-      lambda > 0 ? (capMs - partitioner.sumFloor()) / lambda : kInf;
+      lambda > 0 ? (capMs - counting->sumFloor()) / lambda : kInf;
   return tables;
 }
 
@@ -630,8 +656,9 @@ static void fillSuffixTables(const PlanProblem &problem,
 SuffixTables mlir::pipe::tabulateSuffixes(const PlanProblem &problem,
                                           double capMs, bool perLimit) {
   Partitioner partitioner(problem);
-  SuffixTables tables = suffixTableLayout(problem, partitioner, capMs);
-  fillSuffixTables(problem, partitioner, tables, perLimit);
+  SuffixTables tables = suffixTableLayout(problem, partitioner, capMs, 0);
+  Partitioner counting(problem, 0, tables.leastLinks);
+  fillSuffixTables(problem, counting, tables, perLimit);
   return tables;
 }
 
@@ -640,7 +667,7 @@ SuffixTables mlir::pipe::tabulateSuffixes(const PlanProblem &problem,
 /// `replayFloorMs` and `leastLinkFloorMs` bound every plan of `problem`
 /// (0 for none: not those found on blocks of layers).
 static PipelinePlan finishPlan(const PlanProblem &problem, PipelinePlan plan,
-                               bool proven, double replayFloorMs,
+                               bool proven, bool branch, double replayFloorMs,
                                const SuffixTables &suffixes,
                                double leastLinkFloorMs) {
   plan.objectiveMs = problem.objectiveMs(plan.stages);
@@ -664,11 +691,10 @@ static PipelinePlan finishPlan(const PlanProblem &problem, PipelinePlan plan,
   plan.iterationGapBound = plan.gapBound;
   if (oneFOneB) {
     refinePlanBySimulation(problem, plan);
-    // Past the exact range (blocks of layers, simplified classes), the
-    // branch and bound could not finish: only its root bounds count.
+    // Past the exact range (blocks of layers), the branch and bound could
+    // not finish: only its root bounds count.
     double floorMs = relaxedFloorMs(problem, /*replay=*/true);
-    searchLeastReplay(problem, plan, std::max(replayFloorMs, floorMs),
-                      /*branch=*/proven,
+    searchLeastReplay(problem, plan, std::max(replayFloorMs, floorMs), branch,
                       suffixes.empty() ? nullptr : &suffixes);
   }
   return plan;
@@ -851,10 +877,14 @@ mlir::pipe::planPipeline(const PlanProblem &problem) {
   if (!outcome->fits)
     return describeOverflow(problem, outcome->plan.stages);
   // Floors found on blocks of layers are no floors for the model's own.
-  return finishPlan(problem, std::move(outcome->plan),
-                    outcome->proven && !coarsened,
-                    coarsened ? 0 : outcome->replayFloorMs, outcome->suffixes,
-                    coarsened ? 0 : outcome->leastLinkFloorMs);
+  // The branch and bound over 1F1B replays counts the cluster's own
+  // devices, so it searches every plan even with simplified classes; there
+  // it needs the tables' bounds to get anywhere.
+  return finishPlan(
+      problem, std::move(outcome->plan), outcome->proven && !coarsened,
+      (outcome->proven || !outcome->suffixes.empty()) && !coarsened,
+      coarsened ? 0 : outcome->replayFloorMs, outcome->suffixes,
+      coarsened ? 0 : outcome->leastLinkFloorMs);
 }
 
 /// Whether every layer alone, as the last stage with its leanest recompute,
@@ -1229,14 +1259,15 @@ static llvm::Expected<SearchOutcome> searchPlan(const PlanProblem &problem,
       // they finish in. Their layout is the searched partitioner's, a
       // partitioner of the same problem and stage count. (The pool,
       // declared last, waits for its tasks before the tables go.)
-      bool tabulated = modelLayers && outcome.proven;
       SuffixTables tables, responses;
+      if (modelLayers)
+        tables = suffixTableLayout(problem, partitioner, replayMs, stages);
+      bool tabulated = !tables.radix.empty();
       llvm::DefaultThreadPool pool(llvm::hardware_concurrency(2));
       if (tabulated) {
-        tables = suffixTableLayout(problem, partitioner, replayMs);
         responses = tables;
         pool.async([&problem, &tables, stages] {
-          Partitioner own(problem, stages);
+          Partitioner own(problem, stages, tables.leastLinks);
           fillSuffixTables(problem, own, tables);
         });
         pool.async(
@@ -1249,6 +1280,11 @@ static llvm::Expected<SearchOutcome> searchPlan(const PlanProblem &problem,
       if (tabulated) {
         pool.wait();
         tables.takeResponses(responses);
+        // (Nor where they would take too many steps; one microbatch has no
+        // stalls.)
+        if (tables.leastLinks && tables.response.empty() &&
+            problem.options().microbatches > 1)
+          tables = SuffixTables();
         outcome.suffixes = std::move(tables);
       }
     }

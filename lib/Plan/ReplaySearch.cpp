@@ -148,14 +148,14 @@ private:
     double sum, uLow;
   };
   /// For the suffixes of `left` stages on the devices left from layer
-  /// `next` on, whose first stage is on class `first`, the points of the
-  /// tables no other point beats in both, by ascending sum.
+  /// `next` on, whose first stage is on the tables' class `first`, the
+  /// points of the tables no other point beats in both, by ascending sum.
   ArrayRef<SuffixPoint> suffixFront(unsigned next, unsigned left,
                                     unsigned first);
   std::unordered_map<uint64_t, std::vector<SuffixPoint>> fronts;
   /// The devices left, as a key of SuffixTables, and an id of the
-  /// suffixes of `left` stages on them from layer `next` on with class
-  /// `cls` (their first, or the last placed).
+  /// suffixes of `left` stages on them from layer `next` on with the
+  /// tables' class `cls` (their first, or the last placed).
   std::pair<uint64_t, uint64_t> suffixesLeft(unsigned next, unsigned left,
                                              unsigned cls) const;
   /// The keys of the suffixes of `left` stages on the devices `remaining`
@@ -285,7 +285,8 @@ ReplaySearch::ReplaySearch(const PlanProblem &problem, const PipelinePlan &plan,
           placeOf[c] = place;
         }
   }
-  // The tables count devices by the cluster's interchangeable classes.
+  // The tables count devices by classes of the cluster's interchangeable
+  // ones (SuffixTables::classOf).
   if (!options.deviceOrder.empty())
     this->tables = nullptr;
   for (const std::vector<unsigned> &cls : classes) {
@@ -386,14 +387,14 @@ double ReplaySearch::placedSlowest(unsigned numStages) const {
 
 std::pair<uint64_t, uint64_t>
 ReplaySearch::suffixesLeft(unsigned next, unsigned left, unsigned cls) const {
-  unsigned numClasses = classes.size();
   uint64_t remaining = 0;
-  for (unsigned c = 0; c < numClasses; ++c)
-    remaining += (classes[c].size() - used[c]) * tables->radix[c];
+  for (unsigned c = 0; c < classes.size(); ++c)
+    remaining +=
+        (classes[c].size() - used[c]) * tables->radix[tables->classOf[c]];
   uint64_t id =
       ((uint64_t(next) * tables->numKeys + remaining) * (numLayers + 1) +
        left) *
-          numClasses +
+          tables->sizes.size() +
       cls;
   return {remaining, id};
 }
@@ -439,14 +440,14 @@ ArrayRef<unsigned> ReplaySearch::keysLeft(uint64_t remaining, unsigned left) {
   std::vector<unsigned> &keys =
       keysByRemaining[remaining * (numLayers + 1) + left];
   if (keys.empty()) {
-    unsigned numClasses = classes.size();
+    unsigned numClasses = tables->sizes.size();
     for (unsigned key = 0; key < tables->numKeys; ++key) {
       unsigned stages = 0;
       bool within = true;
       for (unsigned c = 0; c < numClasses; ++c) {
         unsigned digit = tables->devicesOf(key, c);
         stages += digit;
-        within &= digit <= classes[c].size() - used[c];
+        within &= digit <= tables->devicesOf(remaining, c);
       }
       if (within && stages == left)
         keys.push_back(key);
@@ -457,7 +458,7 @@ ArrayRef<unsigned> ReplaySearch::keysLeft(uint64_t remaining, unsigned left) {
 }
 
 ArrayRef<double> ReplaySearch::suffixResponse(unsigned next, unsigned left) {
-  unsigned before = placedClasses.back();
+  unsigned before = tables->classOf[placedClasses.back()];
   auto [remaining, id] = suffixesLeft(next, left, before);
   auto found = responses.find(id);
   if (found != responses.end())
@@ -489,7 +490,8 @@ double ReplaySearch::suffixBound(unsigned numStages, unsigned next) {
     double x = placed.empty() ? 0
                               : problem.cutMs(next - 1, placed.back().device,
                                               classes[first][used[first]]);
-    ArrayRef<SuffixPoint> front = suffixFront(next, left, first);
+    ArrayRef<SuffixPoint> front =
+        suffixFront(next, left, tables->classOf[first]);
     steps += front.size();
     for (const SuffixPoint &point : front) {
       double value = placedSum + 2 * x + point.sum +

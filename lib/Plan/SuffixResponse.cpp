@@ -42,12 +42,11 @@ void mlir::pipe::tabulateResponses(const PlanProblem &problem,
   const PlanOptions &options = problem.options();
   unsigned m = options.microbatches;
   unsigned numLayers = problem.numLayers();
-  std::vector<std::vector<unsigned>> classes =
-      problem.cluster().interchangeableDevices();
+  const std::vector<std::vector<unsigned>> &classes = tables.classes;
   unsigned numClasses = classes.size();
   unsigned numKeys = tables.numKeys;
   if (!options.training || options.schedule != Schedule::OneFOneB || m < 2 ||
-      tables.radix.size() != numClasses)
+      tables.radix.empty())
     return;
   size_t numCells = size_t(numLayers + 1) * numKeys * numClasses;
   if (numCells * m > kMaxResponseNumbers)
@@ -215,7 +214,9 @@ void mlir::pipe::tabulateResponses(const PlanProblem &problem,
     for (unsigned from = 0; from < numClasses; ++from)
       for (unsigned c = 0; c < numClasses; ++c)
         thereAndBack[from * numClasses + c] =
-            2 * problem.classCutMs(i - 1, classes[from], classes[c]);
+            2 * (tables.leastLinks
+                     ? problem.leastCutMs(i - 1, classes[from], classes[c])
+                     : problem.classCutMs(i - 1, classes[from], classes[c]));
     for (unsigned key = 1; key < numKeys; ++key)
       for (unsigned c = 0; c < numClasses; ++c) {
         double trip = cellTrips[size_t(key) * numClasses + c];

@@ -248,6 +248,10 @@ public:
   /// `to` (another of them where the two are the same devices).
   double classCutMs(unsigned cut, llvm::ArrayRef<unsigned> from,
                     llvm::ArrayRef<unsigned> to) const;
+  /// The least cutMs from a device of `from` to another device of `to`
+  /// (infinite where there is none).
+  double leastCutMs(unsigned cut, llvm::ArrayRef<unsigned> from,
+                    llvm::ArrayRef<unsigned> to) const;
   int64_t cutBytes(unsigned cut) const { return cuts[cut]; }
 
   /// A device's memory in bytes.

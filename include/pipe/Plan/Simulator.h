@@ -216,16 +216,29 @@ double descendOnCuts(const PlanProblem &problem, std::vector<StagePlan> &plan,
 /// Lower bounds, by the layers a plan has left, on what they add to a 1F1B
 /// replay, from the partitioner's dynamic program: for the layers from
 /// `layer` on, placed on exactly the devices of `key` (devices used per
-/// class of Cluster::interchangeableDevices, in mixed radix) with the first
-/// of their stages on class `first`, the least sum of stage and transfer
-/// times, and the least largest unhidden stage time
-/// (PlanProblem::unhiddenMs) or transfer. Each is the least over such
-/// suffixes that fit their devices' memory and have no unhidden time or
-/// transfer above what a plan replaying below the tables' cap allows;
-/// infinite where none does.
+/// class, in mixed radix) with the first of their stages on class `first`,
+/// the least sum of stage and transfer times, and the least largest
+/// unhidden stage time (PlanProblem::unhiddenMs) or transfer. Each is the
+/// least over such suffixes that fit their devices' memory and have no
+/// unhidden time or transfer above what a plan replaying below the tables'
+/// cap allows; infinite where none does.
+///
+/// The classes are the cluster's interchangeable devices
+/// (Cluster::interchangeableDevices) where the partitioner counts by them.
+/// Where it cannot (too many classes to count, or counting up to the
+/// symmetry of identical hosts), they are the devices with the same
+/// numbers whatever their hosts, and every cut costs its least transfer
+/// between two devices of the classes it joins (`leastLinks`, as
+/// Partitioner's): no suffix of the cluster costs less than its image
+/// there, so the tables still bound every suffix from below.
 struct SuffixTables {
-  /// Per class: its place value in a key, and its size.
+  /// Per class: its place value in a key, its size and its devices.
   SmallVector<unsigned> radix, sizes;
+  std::vector<std::vector<unsigned>> classes;
+  /// Per class of Cluster::interchangeableDevices, the class of the tables
+  /// that holds its devices (the identity without `leastLinks`).
+  SmallVector<unsigned> classOf;
+  bool leastLinks = false;
   unsigned numKeys = 0;
   std::vector<double> sum, slowest;
   /// Ascending limits, and for each cell and limit the least sum of the
