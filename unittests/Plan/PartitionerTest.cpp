@@ -35,11 +35,12 @@ Compared compareWithExhaustive(const PlanProblem &problem, unsigned trial) {
     return compared;
   }
   compared.plan = std::move(*plan);
-  if (compared.reference)
+  if (compared.reference) {
     EXPECT_NEAR(compared.plan->optimalObjectiveMs,
                 compared.reference->objectiveMs,
                 1e-9 * compared.reference->objectiveMs)
         << "trial " << trial;
+  }
   return compared;
 }
 
