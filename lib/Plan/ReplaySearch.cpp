@@ -143,21 +143,24 @@ private:
   std::map<std::string, std::vector<std::pair<double, double>>>
       layersLeftByClasses;
   /// A suffix's least sum of stage and transfer times, for a least
-  /// largest unhidden time.
+  /// largest unhidden time; and in a front, the least of sum + (M - 1)
+  /// uLow over the points up to this one.
   struct SuffixPoint {
-    double sum, uLow;
+    double sum, uLow, leastUpTo;
   };
   /// For the suffixes of `left` stages on the devices left from layer
   /// `next` on, whose first stage is on the tables' class `first`, the
   /// points of the tables no other point beats in both, by ascending sum.
-  ArrayRef<SuffixPoint> suffixFront(unsigned next, unsigned left,
-                                    unsigned first);
+  ArrayRef<SuffixPoint> suffixFront(uint64_t remaining, unsigned next,
+                                    unsigned left, unsigned first);
   std::unordered_map<uint64_t, std::vector<SuffixPoint>> fronts;
-  /// The devices left, as a key of SuffixTables, and an id of the
-  /// suffixes of `left` stages on them from layer `next` on with the
-  /// tables' class `cls` (their first, or the last placed).
-  std::pair<uint64_t, uint64_t> suffixesLeft(unsigned next, unsigned left,
-                                             unsigned cls) const;
+  /// The devices left, as a key of SuffixTables.
+  uint64_t devicesLeft() const;
+  /// An id of the suffixes of `left` stages on the devices `remaining` (a
+  /// key of SuffixTables) from layer `next` on with the tables' class
+  /// `cls` (their first, or the last placed).
+  uint64_t suffixesId(uint64_t remaining, unsigned next, unsigned left,
+                      unsigned cls) const;
   /// The keys of the suffixes of `left` stages on the devices `remaining`
   /// (a key of SuffixTables).
   ArrayRef<unsigned> keysLeft(uint64_t remaining, unsigned left);
@@ -385,24 +388,27 @@ double ReplaySearch::placedSlowest(unsigned numStages) const {
   return slowest;
 }
 
-std::pair<uint64_t, uint64_t>
-ReplaySearch::suffixesLeft(unsigned next, unsigned left, unsigned cls) const {
+uint64_t ReplaySearch::devicesLeft() const {
   uint64_t remaining = 0;
   for (unsigned c = 0; c < classes.size(); ++c)
     remaining +=
         (classes[c].size() - used[c]) * tables->radix[tables->classOf[c]];
-  uint64_t id =
-      ((uint64_t(next) * tables->numKeys + remaining) * (numLayers + 1) +
-       left) *
-          tables->sizes.size() +
-      cls;
-  return {remaining, id};
+  return remaining;
+}
+
+uint64_t ReplaySearch::suffixesId(uint64_t remaining, unsigned next,
+                                  unsigned left, unsigned cls) const {
+  return ((uint64_t(next) * tables->numKeys + remaining) * (numLayers + 1) +
+          left) *
+             tables->sizes.size() +
+         cls;
 }
 
 ArrayRef<ReplaySearch::SuffixPoint>
-ReplaySearch::suffixFront(unsigned next, unsigned left, unsigned first) {
-  auto [remaining, id] = suffixesLeft(next, left, first);
-  auto [it, inserted] = fronts.try_emplace(id);
+ReplaySearch::suffixFront(uint64_t remaining, unsigned next, unsigned left,
+                          unsigned first) {
+  auto [it, inserted] =
+      fronts.try_emplace(suffixesId(remaining, next, left, first));
   std::vector<SuffixPoint> &front = it->second;
   if (!inserted)
     return front;
@@ -422,7 +428,7 @@ ReplaySearch::suffixFront(unsigned next, unsigned left, unsigned first) {
         uLow = std::max(uLow, tables->limits[i - 1]);
       double sum = i < numLimits ? sums[i] : tables->sum[cell];
       if (sum != kInf)
-        points.push_back({sum, uLow});
+        points.push_back({sum, uLow, kInf});
     }
     steps += numLimits + 1;
   }
@@ -430,9 +436,14 @@ ReplaySearch::suffixFront(unsigned next, unsigned left, unsigned first) {
   llvm::sort(points, [](const SuffixPoint &a, const SuffixPoint &b) {
     return a.sum < b.sum || (a.sum == b.sum && a.uLow < b.uLow);
   });
+  double lambda = double(m - 1);
   for (const SuffixPoint &point : points)
-    if (front.empty() || point.uLow < front.back().uLow)
-      front.push_back(point);
+    if (front.empty() || point.uLow < front.back().uLow) {
+      double leastUpTo = point.sum + lambda * point.uLow;
+      if (!front.empty())
+        leastUpTo = std::min(leastUpTo, front.back().leastUpTo);
+      front.push_back({point.sum, point.uLow, leastUpTo});
+    }
   return front;
 }
 
@@ -459,7 +470,8 @@ ArrayRef<unsigned> ReplaySearch::keysLeft(uint64_t remaining, unsigned left) {
 
 ArrayRef<double> ReplaySearch::suffixResponse(unsigned next, unsigned left) {
   unsigned before = tables->classOf[placedClasses.back()];
-  auto [remaining, id] = suffixesLeft(next, left, before);
+  uint64_t remaining = devicesLeft();
+  uint64_t id = suffixesId(remaining, next, left, before);
   auto found = responses.find(id);
   if (found != responses.end())
     return found->second;
@@ -484,23 +496,50 @@ double ReplaySearch::suffixBound(unsigned numStages, unsigned next) {
   double prefix = placedSlowest(numStages);
   double least = kInf;
   leastRoundTrip = kInf;
+  // Classes of the cluster that share a class of the tables share its
+  // front; only the transfer into the suffix differs.
+  uint64_t remaining = devicesLeft();
+  SmallVector<std::optional<ArrayRef<SuffixPoint>>, 8> frontOf(
+      tables->sizes.size());
   for (unsigned first = 0; first < classes.size(); ++first) {
     if (used[first] == classes[first].size())
       continue;
     double x = placed.empty() ? 0
                               : problem.cutMs(next - 1, placed.back().device,
                                               classes[first][used[first]]);
-    ArrayRef<SuffixPoint> front =
-        suffixFront(next, left, tables->classOf[first]);
-    steps += front.size();
-    for (const SuffixPoint &point : front) {
-      double value = placedSum + 2 * x + point.sum +
-                     std::max({prefix, lambda * x, lambda * point.uLow});
-      least = std::min(least, value);
-      // Suffixes whose bound reaches the cutoff are no part of a plan below
-      // it: their round trips do not count.
-      if (value < cutoff())
-        leastRoundTrip = std::min(leastRoundTrip, point.sum + 2 * x);
+    std::optional<ArrayRef<SuffixPoint>> &front =
+        frontOf[tables->classOf[first]];
+    if (!front)
+      front = suffixFront(remaining, next, left, tables->classOf[first]);
+    // (Counted as when every point was looked at: the budget, and so the
+    // plans, stay as they were.)
+    steps += front->size();
+    // By ascending sum, so descending uLow: the points before `k` have
+    // their unhidden term above the rest's, the others not. Of the first,
+    // the least is the least of sum + (M - 1) uLow up to k; of the others,
+    // the first.
+    double before = placedSum + 2 * x, slowest = std::max(prefix, lambda * x);
+    ArrayRef<SuffixPoint> points = *front;
+    const SuffixPoint *k = std::partition_point(
+        points.begin(), points.end(), [&](const SuffixPoint &point) {
+          return lambda * point.uLow > slowest;
+        });
+    const SuffixPoint *within = k != points.end() ? k : nullptr;
+    if (k != points.begin())
+      least = std::min(least, before + (k - 1)->leastUpTo);
+    if (within)
+      least = std::min(least, before + within->sum + slowest);
+    // Suffixes whose bound reaches the cutoff are no part of a plan below
+    // it: their round trips do not count. The least of them is the first
+    // whose bound is below it.
+    double below = cutoff() - before;
+    if (k != points.begin() && (k - 1)->leastUpTo < below) {
+      const SuffixPoint *counted = std::partition_point(
+          points.begin(), k,
+          [&](const SuffixPoint &point) { return point.leastUpTo >= below; });
+      leastRoundTrip = std::min(leastRoundTrip, counted->sum + 2 * x);
+    } else if (within && within->sum + slowest < below) {
+      leastRoundTrip = std::min(leastRoundTrip, within->sum + 2 * x);
     }
   }
   return least;
