@@ -1256,8 +1256,9 @@ static llvm::Expected<SearchOutcome> searchPlan(const PlanProblem &problem,
       // suffixes' own stalls, depend neither on the floor nor on each
       // other: dynamic programs of their own build them on two more
       // threads while the floor is searched. None depends on the order
-      // they finish in. Their layout is the searched partitioner's, a
-      // partitioner of the same problem and stage count. (The pool,
+      // they finish in. Their layout (suffixTableLayout) is the searched
+      // partitioner's, or that of one with least links, and a partitioner
+      // of the same problem, stage count and links fills it. (The pool,
       // declared last, waits for its tasks before the tables go.)
       SuffixTables tables, responses;
       if (modelLayers)

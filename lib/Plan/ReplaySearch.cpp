@@ -511,8 +511,8 @@ double ReplaySearch::suffixBound(unsigned numStages, unsigned next) {
         frontOf[tables->classOf[first]];
     if (!front)
       front = suffixFront(remaining, next, left, tables->classOf[first]);
-    // (Counted as when every point was looked at: the budget, and so the
-    // plans, stay as they were.)
+    // (Counted as when every point was looked at: the budget stays as it
+    // was, and the bounds but for rounding.)
     steps += front->size();
     // By ascending sum, so descending uLow: the points before `k` have
     // their unhidden term above the rest's, the others not. Of the first,
@@ -532,13 +532,14 @@ double ReplaySearch::suffixBound(unsigned numStages, unsigned next) {
     // Suffixes whose bound reaches the cutoff are no part of a plan below
     // it: their round trips do not count. The least of them is the first
     // whose bound is below it.
-    double below = cutoff() - before;
-    if (k != points.begin() && (k - 1)->leastUpTo < below) {
+    // (Tested as `least` is computed: a bound below the cutoff counts.)
+    if (k != points.begin() && before + (k - 1)->leastUpTo < cutoff()) {
       const SuffixPoint *counted = std::partition_point(
-          points.begin(), k,
-          [&](const SuffixPoint &point) { return point.leastUpTo >= below; });
+          points.begin(), k, [&](const SuffixPoint &point) {
+            return before + point.leastUpTo >= cutoff();
+          });
       leastRoundTrip = std::min(leastRoundTrip, counted->sum + 2 * x);
-    } else if (within && within->sum + slowest < below) {
+    } else if (within && before + within->sum + slowest < cutoff()) {
       leastRoundTrip = std::min(leastRoundTrip, within->sum + 2 * x);
     }
   }
