@@ -116,10 +116,10 @@ public:
   std::optional<std::vector<StagePlan>> search(const SearchLimits &limits);
 
   /// With simplified classes, makes later searches exact over the cluster's
-  /// own devices where they can be (DeviceSearch.cpp): each search's plan
-  /// on the simplified classes becomes the incumbent of a search over the
-  /// devices, bounded by the tables of a search with every cut at its
-  /// least transfer. Only where memory does not depend on a stage's
+  /// own devices where they can be (DeviceSearch.cpp): a search with every
+  /// cut at its least transfer gives each search the incumbent (its plan on
+  /// the devices its stages reach fastest) and the tables that bound a
+  /// search over the devices. Only where memory does not depend on a stage's
   /// position (GPipe, inference), and for plain searches (no overflow,
   /// unhidden times or exported tables: one of those ends it). A search
   /// past `maxTransitions` transitions or two million states gives up, and
@@ -197,7 +197,7 @@ private:
   searchClasses(const SearchLimits &limits);
   /// The plan of least sum under `limits` over the cluster's own devices,
   /// if any; where it stops early, sets onDevicesGaveUp and returns the
-  /// plan of searchClasses.
+  /// better of the incumbent and the plan of searchClasses.
   std::optional<std::vector<StagePlan>>
   searchDevices(const SearchLimits &limits);
 

@@ -262,6 +262,28 @@ double PlanProblem::classCutMs(unsigned cut, ArrayRef<unsigned> from,
   return cutMs(cut, from.front(), same && to.size() > 1 ? to[1] : to.front());
 }
 
+std::vector<StagePlan>
+PlanProblem::onNearDevices(std::vector<StagePlan> plan) const {
+  std::vector<bool> taken(numDevices());
+  for (unsigned s = 0; s < plan.size(); ++s) {
+    unsigned like = pricedLike(plan[s].device);
+    unsigned best = plan[s].device;
+    double fastest = std::numeric_limits<double>::infinity();
+    for (unsigned d = 0; d < numDevices(); ++d) {
+      if (taken[d] || pricedLike(d) != like)
+        continue;
+      double x = s ? cutMs(plan[s - 1].end - 1, plan[s - 1].device, d) : 0;
+      if (x < fastest) {
+        fastest = x;
+        best = d;
+      }
+    }
+    plan[s].device = best;
+    taken[best] = true;
+  }
+  return plan;
+}
+
 double PlanProblem::leastCutMs(unsigned cut, ArrayRef<unsigned> from,
                                ArrayRef<unsigned> to) const {
   double least = std::numeric_limits<double>::infinity();

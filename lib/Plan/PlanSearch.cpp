@@ -423,34 +423,6 @@ private:
   std::vector<unsigned> devices;
 };
 
-/// `plan` with each stage in turn on the device, of those with its
-/// numbers that no stage before took, that the stage before reaches
-/// fastest: a plan searched with each cut at its least transfer
-/// (Partitioner's `leastLinks`) keeps its stages and recomputes, and its
-/// neighbours share a host where they can.
-static std::vector<StagePlan> onNearDevices(const PlanProblem &problem,
-                                            std::vector<StagePlan> plan) {
-  std::vector<bool> taken(problem.numDevices());
-  for (unsigned s = 0; s < plan.size(); ++s) {
-    unsigned like = problem.pricedLike(plan[s].device);
-    unsigned best = plan[s].device;
-    double fastest = kInf;
-    for (unsigned d = 0; d < problem.numDevices(); ++d) {
-      if (taken[d] || problem.pricedLike(d) != like)
-        continue;
-      double x =
-          s ? problem.cutMs(plan[s - 1].end - 1, plan[s - 1].device, d) : 0;
-      if (x < fastest) {
-        fastest = x;
-        best = d;
-      }
-    }
-    plan[s].device = best;
-    taken[best] = true;
-  }
-  return plan;
-}
-
 /// The least of sum + (M - 1) max(unhidden stage time, transfer) over
 /// the plans `partitioner` searches, within `runs` runs of its dynamic
 /// program (what it proves if they run out); `cap` if that is no less than
@@ -467,7 +439,7 @@ static double leastUnhidden(const PlanProblem &problem,
   double high = lambda > 0 ? (cap - partitioner.sumFloor()) / lambda : kInf;
   auto visit = [&](const LimitedSearch::Found &found) {
     visited.push_back(partitioner.leastLinkCuts()
-                          ? onNearDevices(problem, found.stages)
+                          ? problem.onNearDevices(found.stages)
                           : found.stages);
   };
   LimitedSearch limited(problem, partitioner, budget, visit,
@@ -1194,7 +1166,7 @@ static double leastLinkFloor(const PlanProblem &problem, unsigned stages,
   SearchBudget budget{kSearchRuns};
   searchBottlenecks(problem, relaxed, stages, least, budget);
   if (!least.stages.empty()) {
-    std::vector<StagePlan> near = onNearDevices(problem, least.stages);
+    std::vector<StagePlan> near = problem.onNearDevices(least.stages);
     double objective = problem.objectiveMs(near);
     if (objective < best.objectiveMs && fitsMemory(problem, near)) {
       best.stages = std::move(near);

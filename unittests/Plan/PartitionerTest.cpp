@@ -244,10 +244,13 @@ static PlanOptions positionFreeOptions(std::mt19937 &rng, unsigned numLayers,
 /// classes finds, under random limits, with no device taken twice; the
 /// simplified search alone misses it on some. Every other cluster has
 /// identical hosts, whose states the search counts up to their symmetry;
-/// a third of the runs have --stages or --cut-after.
+/// a third of the runs have --stages or --cut-after. A search that gives
+/// up returns the better of its incumbent (the relaxation's plan on near
+/// devices) and the simplified classes' plan, better on some.
 TEST(Partitioner, SearchOnDevicesFindsTheLeastSumUnderLimits) {
   std::mt19937 rng(1201);
-  unsigned compared = 0, missed = 0, missedFixed = 0, symmetric = 0, gaveUp = 0;
+  unsigned compared = 0, missed = 0, missedFixed = 0, symmetric = 0, gaveUp = 0,
+           better = 0;
   for (unsigned trial = 0; trial < 550; ++trial) {
     Cluster cluster =
         trial % 2 ? identicalHosts(rng, 9) : kindsOnSeveralHosts(rng, 8);
@@ -268,8 +271,8 @@ TEST(Partitioner, SearchOnDevicesFindsTheLeastSumUnderLimits) {
     ASSERT_FALSE(exact.isApproximate()) << "trial " << trial;
     ASSERT_TRUE(onDevices.searchOnDevices(uint64_t(1) << 40))
         << "trial " << trial;
-    // Out of transitions at once: the simplified classes' plans, and no
-    // claim to be exact.
+    // Out of transitions at once: plans no worse than the simplified
+    // classes', and no claim to be exact.
     ASSERT_TRUE(starved.searchOnDevices(1)) << "trial " << trial;
     std::optional<std::vector<StagePlan>> unlimited =
         exact.search(SearchLimits());
@@ -298,7 +301,20 @@ TEST(Partitioner, SearchOnDevicesFindsTheLeastSumUnderLimits) {
       std::optional<std::vector<StagePlan>> cut = starved.search(limits);
       if (!starved.exactOnDevices()) {
         ++gaveUp;
-        EXPECT_EQ(cut, kinds) << "trial " << trial << " run " << run;
+        // The better of the incumbent (the relaxation's plan on near
+        // devices) and the simplified classes' plan.
+        ASSERT_TRUE(cut || !kinds) << "trial " << trial << " run " << run;
+        if (cut) {
+          double cutSum = simplified.times(*cut, false).sum;
+          EXPECT_GE(cutSum, wantSum * (1 - 1e-9))
+              << "trial " << trial << " run " << run;
+          if (kinds)
+            EXPECT_LE(cutSum, simplified.times(*kinds, false).sum)
+                << "trial " << trial << " run " << run;
+          better += kinds && cutSum < simplified.times(*kinds, false).sum;
+          EXPECT_TRUE(allowedByOptions(simplified, *cut)) << "trial " << trial;
+          EXPECT_TRUE(fitsMemory(simplified, *cut)) << "trial " << trial;
+        }
       }
       expectStagesInOrder(simplified, *got, trial);
       EXPECT_TRUE(allowedByOptions(simplified, *got)) << "trial " << trial;
@@ -322,6 +338,8 @@ TEST(Partitioner, SearchOnDevicesFindsTheLeastSumUnderLimits) {
   EXPECT_GT(missedFixed, 5u);
   EXPECT_GT(symmetric, 150u);
   EXPECT_GT(gaveUp, 100u);
+  // (319 and 34 when written.)
+  EXPECT_GT(better, 10u);
 }
 
 /// End to end: plans of GPipe and inference on simplified classes are
