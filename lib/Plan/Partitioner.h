@@ -175,6 +175,10 @@ public:
   bool isApproximate() const { return approximate; }
   /// The states of the dynamic program per layer boundary.
   size_t numStates() const { return size_t(numKeys()) * slotsPerKey(); }
+  /// The cells of the dynamic program: states times layer boundaries.
+  double numCells() const {
+    return double(numStates()) * (problem.numLayers() + 1);
+  }
   /// Whether the keys count devices up to the symmetry of identical hosts
   /// (PlanOptions::hostSymmetry): still exact.
   bool countsUpToSymmetry() const { return symmetric; }

@@ -113,7 +113,21 @@ namespace {
 struct SearchBudget {
   unsigned left;
   double unexplored = kInf;
+  /// The cells that runs proving nothing may still visit
+  /// (PlanOptions::inexactCells).
+  double inexactCells = kInf;
   bool exhausted() const { return left == 0; }
+  /// Counts a run of `partitioner`'s dynamic program, and its cells where
+  /// the run proves nothing: over simplified classes, unless the search over
+  /// devices makes it exact.
+  void spend(const Partitioner &partitioner) {
+    --left;
+    if (!partitioner.isApproximate() || partitioner.exactOnDevices())
+      return;
+    inexactCells -= partitioner.numCells();
+    if (inexactCells < 0)
+      left = 0;
+  }
 };
 
 /// Minimizes value + lambda * slowest over the results of a probe, by
@@ -256,7 +270,7 @@ public:
           (!split || times.slowestBackward <= backward))
         return entry.found;
     }
-    --budget.left;
+    budget.spend(partitioner);
     SearchLimits limits;
     limits.forward = forward;
     limits.backward = backward;
@@ -483,8 +497,7 @@ static double replayFloor(const PlanProblem &problem, Partitioner &searched,
   if (approximate && !modelLayers)
     return 0;
   auto manyCells = [&](const Partitioner &partitioner) {
-    return double(partitioner.numStates()) * (problem.numLayers() + 1) >
-           problem.options().floorCells;
+    return partitioner.numCells() > problem.options().floorCells;
   };
   std::optional<Partitioner> relaxed;
   if (approximate || manyCells(searched)) {
@@ -1008,7 +1021,7 @@ static void searchBottlenecks(const PlanProblem &problem,
             double sumCap) -> std::optional<BottleneckSearch::Result> {
           if (weak)
             return std::nullopt;
-          --budget.left;
+          budget.spend(partitioner);
           SearchLimits limits;
           limits.step = bound;
           limits.sumCap = sumCap;
@@ -1191,6 +1204,7 @@ static llvm::Expected<SearchOutcome> searchPlan(const PlanProblem &problem,
   // Searches may stop early: past this many, the result reports how far
   // from the optimum it can be.
   SearchBudget budget{kSearchRuns};
+  budget.inexactCells = options.inexactCells;
   // With simplified classes, every run made exact over the cluster's own
   // devices where it can be.
   bool onDevices =

@@ -451,6 +451,22 @@ TEST(ReplaySearch, OneFOneBBlocksClaimNoGapTooSmall) {
   EXPECT_GT(gaps, 0u);
 }
 
+/// `numDevices` devices of two kinds (A100-80GB, T4), each on one of two
+/// hosts at random.
+static Cluster twoKindsOnTwoHosts(std::mt19937 &rng, unsigned numDevices) {
+  static const char *kinds[] = {"A100-80GB", "T4"};
+  Cluster cluster;
+  for (unsigned d = 0; d < numDevices; ++d) {
+    Device device;
+    device.name = "d" + std::to_string(d);
+    device.host = "h" + std::to_string(rng() % 2);
+    device.spec = *lookupDeviceKind(kinds[rng() % 2]);
+    device.spec.reservedGB = 0;
+    cluster.devices.push_back(device);
+  }
+  return cluster;
+}
+
 /// With simplified classes (devices of one kind on several hosts counted
 /// as one class), the search proves nothing about every plan; the same
 /// search with every cut at its least transfer bounds the objective. Its
@@ -460,21 +476,12 @@ TEST(ReplaySearch, OneFOneBBlocksClaimNoGapTooSmall) {
 /// least replay (before it searched there, some replays were above it).
 TEST(ReplaySearch, SimplifiedClassesClaimNoGapTooSmall) {
   std::mt19937 rng(1201);
-  static const char *kinds[] = {"A100-80GB", "T4"};
   unsigned total = 0, exact = 0, oneFOneB = 0, replaysExact = 0, gaps = 0;
   for (unsigned trial = 0; trial < 400; ++trial) {
     unsigned numDevices = std::uniform_int_distribution<unsigned>(2, 5)(rng);
     unsigned numLayers = std::uniform_int_distribution<unsigned>(4, 10)(rng);
     LayerGraph graph = randomLayerGraph(rng, numLayers, int64_t(1) << 27);
-    Cluster cluster;
-    for (unsigned d = 0; d < numDevices; ++d) {
-      Device device;
-      device.name = "d" + std::to_string(d);
-      device.host = "h" + std::to_string(rng() % 2);
-      device.spec = *lookupDeviceKind(kinds[rng() % 2]);
-      device.spec.reservedGB = 0;
-      cluster.devices.push_back(device);
-    }
+    Cluster cluster = twoKindsOnTwoHosts(rng, numDevices);
     // Every other trial 1F1B training, whose replay has a floor of its own.
     PlanOptions options =
         trial % 2 ? randomOptions(rng) : oneFOneBTraining(rng, 2);
@@ -500,6 +507,44 @@ TEST(ReplaySearch, SimplifiedClassesClaimNoGapTooSmall) {
   EXPECT_GT(oneFOneB, 150u);
   EXPECT_EQ(replaysExact, oneFOneB);
   EXPECT_EQ(gaps, 0u);
+}
+
+/// Under 1F1B no search over the devices makes the runs over simplified
+/// classes exact, so they stop once they have visited
+/// PlanOptions::inexactCells cells. With none allowed, the search stops
+/// after its first run: its objective meets the floor over least links
+/// less often, yet every claim still holds against exhaustive searches,
+/// and the replay search, which counts the cluster's own devices, still
+/// proves every replay the least.
+TEST(ReplaySearch, InexactRunsStopAtTheirBudget) {
+  std::mt19937 rng(1202);
+  unsigned total = 0, exactStopped = 0, exactFull = 0, replaysExact = 0;
+  for (unsigned trial = 0; trial < 150; ++trial) {
+    unsigned numDevices = std::uniform_int_distribution<unsigned>(2, 5)(rng);
+    unsigned numLayers = std::uniform_int_distribution<unsigned>(4, 10)(rng);
+    LayerGraph graph = randomLayerGraph(rng, numLayers, int64_t(1) << 27);
+    Cluster cluster = twoKindsOnTwoHosts(rng, numDevices);
+    PlanOptions options = oneFOneBTraining(rng, 2);
+    options.classCells = 0;
+    options.hostSymmetry = false;
+    PlanProblem full(graph, cluster, options);
+    options.inexactCells = 0;
+    PlanProblem stopped(graph, cluster, options);
+    std::optional<PipelinePlan> plan = checkAgainstExhaustive(stopped, trial);
+    if (!plan)
+      continue;
+    ++total;
+    EXPECT_FALSE(checkAgainstLeastReplay(stopped, *plan, trial));
+    replaysExact += plan->iterationExact;
+    Expected<PipelinePlan> fullPlan = planPipeline(full);
+    ASSERT_TRUE(bool(fullPlan)) << llvm::toString(fullPlan.takeError());
+    exactStopped += plan->exact;
+    exactFull += fullPlan->exact;
+  }
+  EXPECT_GT(total, 100u);
+  EXPECT_EQ(replaysExact, total);
+  // (127 against 130 of 150 when written.)
+  EXPECT_LT(exactStopped, exactFull);
 }
 
 /// Past the exact range only the replay search's root bounds and the

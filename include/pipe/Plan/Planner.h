@@ -146,11 +146,20 @@ struct PlanOptions {
   /// on the cluster's classes and the rest with one class per kind, each
   /// cut at its least transfer (docs/planner.md, "The floor").
   double floorCells = 1e6;
+  /// Runs of the dynamic program over simplified classes (classCells) that
+  /// no search over the devices makes exact prove nothing: the floor over
+  /// least links bounds their plans' gaps. With no state dropped, each
+  /// visits all its cells, so past this many cells in all (about 2.5 s on
+  /// a 2-core machine) the search stops there with the plan it has. 100
+  /// layers × 16 devices take at most a seventh of it; 256 layers on 26
+  /// devices of four kinds took up to 16 s without it (docs/planner.md,
+  /// "There are three other limits").
+  double inexactCells = 8e7;
   /// Past this many cells of the dynamic program over the cluster's
   /// interchangeable devices, devices with the same numbers form one class
   /// whatever their hosts and links: the plan is then not proven the least,
   /// and a search with every cut at its least transfer bounds its gap
-  /// (docs/planner.md, "There are two other limits").
+  /// (docs/planner.md, "There are three other limits").
   double classCells = 4e6;
   /// Past classCells, first count the devices used per class up to the
   /// cluster's symmetries: hosts with alike devices and links are
