@@ -7,6 +7,7 @@
 // it by hand and record the table in docs/benchmarks.md.
 //
 //   build/bin/pipe-plan-scaling [--hosts=LAYOUT] [--inference]
+//                               [--only=1f1b|gpipe|inference]
 //                               [LAYERS DEVICES KINDS HOSTS [SEED [M [STEPS]]]]
 //
 // With arguments, times that one case instead of the grid, with M
@@ -16,7 +17,7 @@
 // d mod KINDS, so that each host has one kind when KINDS = HOSTS;
 // `mixed` on host d div (DEVICES / HOSTS), so that each host has one
 // device of each kind then; `random` as `mixed` with a random kind (by
-// SEED). --inference also plans inference.
+// SEED). --inference also plans inference; --only plans that one alone.
 //===----------------------------------------------------------------------===//
 
 #include "pipe/Plan/RandomInstances.h"
@@ -45,8 +46,9 @@ int main(int argc, char **argv) {
   uint64_t replaySteps = PlanOptions().replaySteps;
   const char *usage =
       "usage: pipe-plan-scaling [--hosts=round-robin|mixed|random] "
-      "[--inference] [LAYERS DEVICES KINDS(1-4) HOSTS [SEED [M [STEPS]]]]\n";
-  std::string layout = "round-robin";
+      "[--inference] [--only=1f1b|gpipe|inference] "
+      "[LAYERS DEVICES KINDS(1-4) HOSTS [SEED [M [STEPS]]]]\n";
+  std::string layout = "round-robin", only;
   bool inference = false;
   while (argc > 1 && llvm::StringRef(argv[1]).starts_with("--")) {
     llvm::StringRef option = argv[1];
@@ -54,6 +56,9 @@ int main(int argc, char **argv) {
       inference = true;
     else if (option.consume_front("--hosts="))
       layout = option.str();
+    else if (option.consume_front("--only=") &&
+             llvm::is_contained({"1f1b", "gpipe", "inference"}, option))
+      only = option.str();
     else
       argc = 0;
     if (layout != "round-robin" && layout != "mixed" && layout != "random")
@@ -109,9 +114,14 @@ int main(int argc, char **argv) {
     }
     SmallVector<std::pair<bool, Schedule>> runs = {{true, Schedule::OneFOneB},
                                                    {true, Schedule::GPipe}};
-    if (inference)
+    if (inference || only == "inference")
       runs.push_back({false, Schedule::GPipe});
     for (auto [training, schedule] : runs) {
+      const char *name = !training                     ? "inference"
+                         : schedule == Schedule::GPipe ? "gpipe"
+                                                       : "1f1b";
+      if (!only.empty() && only != name)
+        continue;
       PlanOptions options;
       options.training = training;
       options.microbatches = microbatches;
@@ -135,11 +145,8 @@ int main(int argc, char **argv) {
       llvm::outs() << llvm::formatv(
           "| {0} | {1} | {2} | {3} | {4} | {5:F2} | {6} | {7:F1} | {8} | {9} "
           "|\n",
-          c.layers, c.devices, c.kinds, c.hosts,
-          !training                     ? "inference"
-          : schedule == Schedule::GPipe ? "gpipe"
-                                        : "1f1b",
-          seconds, proof(plan->exact, plan->gapBound),
+          c.layers, c.devices, c.kinds, c.hosts, name, seconds,
+          proof(plan->exact, plan->gapBound),
           simulate(problem, plan->stages, false)->iterationMs,
           proof(plan->iterationExact, plan->iterationGapBound),
           plan->stages.size());
