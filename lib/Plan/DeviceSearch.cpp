@@ -9,9 +9,11 @@
 // devices, so its tables bound the rest of every partial plan. A search
 // over the devices themselves, layer boundary by layer boundary from the
 // first, keeps only the partial plans whose sum plus that bound stays
-// below the plan of the kinds' search, and merges those that reach a
-// boundary with the same devices used and the same last device class.
-// When it ends within its budget, its plan is the least over the devices.
+// below an incumbent (that search's plan on the devices its stages reach
+// fastest, or where it gives up, the kinds' search's), and merges those
+// that reach a boundary with the same devices used and the same last
+// device class. When it ends within its budget, its plan is the least
+// over the devices.
 //
 // A state is where a stage ends: the devices used per class of the
 // cluster's interchangeable devices, and the class of the last stage. A
@@ -29,6 +31,7 @@
 
 #include <cmath>
 #include <limits>
+#include <utility>
 
 using namespace mlir;
 using namespace mlir::pipe;
@@ -159,7 +162,9 @@ Partitioner::searchDevices(const SearchLimits &limits) {
   if (bits > 64) {
     onDevicesGaveUp = true;
     std::optional<std::vector<StagePlan>> byClass = searchClasses(limits);
-    return sumOf(byClass) < incumbent ? byClass : plan;
+    if (sumOf(byClass) < incumbent)
+      return byClass;
+    return plan;
   }
   auto usedOn = [&](uint64_t used, unsigned c) {
     return unsigned((used >> shift[c]) & mask[c]);
@@ -221,7 +226,8 @@ Partitioner::searchDevices(const SearchLimits &limits) {
     Recompute recompute;
   };
   // The search from layer 0 for a plan below `cap`: `below` is the least
-  // such plan, if any. False where it gives up, past `maxTransitions`.
+  // such plan, if any. False where it gives up, past `maxTransitions`
+  // (`below` is then the least it found, if any).
   auto searchBelow = [&](double cap, uint64_t maxTransitions,
                          std::optional<std::vector<StagePlan>> &below) {
     uint64_t transitions = 0;
@@ -251,134 +257,140 @@ Partitioner::searchDevices(const SearchLimits &limits) {
     int found = -1;
     unsigned foundDevice = 0;
     Recompute foundRecompute = Recompute::None;
-    for (unsigned i = 0; i < numLayers; ++i) {
-      if (at[i].empty())
-        continue;
-      for (std::vector<StageChoice> &ends : ahead)
-        ends.clear();
-      if (i > 0)
-        for (unsigned from = 0; from < numClasses; ++from)
-          for (unsigned c = 0; c < numClasses; ++c)
-            cuts[from * numClasses + c] =
-                problem.classCutMs(i - 1, devices[from], devices[c]);
-      // The stage [i, j) on class c: its fastest recompute that fits within
-      // the limits, priced as the dynamic program does.
-      auto stageOn = [&](unsigned c, unsigned j) -> const StageChoice & {
-        unsigned device = devices[c].front(), priceClass = pricedOn[device];
-        std::vector<StageChoice> &ends = ahead[priceClass];
-        while (ends.size() < j - i) {
-          unsigned end = i + 1 + ends.size();
-          StageChoice choice;
-          int64_t capacity = problem.capacityBytes(device);
-          for (unsigned r = 0; r < recomputeChoices.size(); ++r) {
-            const Priced &cost = price(priceClass, i, end, r);
-            if (stageOver(limits, cost, cost.busy))
-              continue;
-            choice.longerMayDo = true;
-            if (cost.fixedBytes + cost.stashBytes * stashed > capacity)
-              continue;
-            choice.busy = cost.busy;
-            choice.recompute = recomputeChoices[r];
-            break;
-          }
-          ends.push_back(choice);
-        }
-        return ends[j - i - 1];
-      };
-      for (unsigned s : at[i]) {
-        State state = states[s];
-        // A state at the same boundary with the same last class and one
-        // device fewer, and no greater sum, leaves every completion of this
-        // one to itself (unless the stage count is fixed).
-        bool dominated = false;
-        for (unsigned c = 0;
-             c < numClasses && !dominated && i > 0 && !requiredStages; ++c) {
-          unsigned count = usedOn(state.used, c);
-          if (count < (c == state.last ? 2u : 1u))
-            continue;
-          auto [key, last] =
-              canonical(state.used - (uint64_t(1) << shift[c]), state.last);
-          auto it = index.find({key, uint64_t(i) << 32 | last});
-          dominated = it != index.end() && states[it->second].sum <= state.sum;
-        }
-        if (dominated)
+    // Past its transitions or states the search stops, keeping the least
+    // plan it found so far.
+    bool finished = [&] {
+      for (unsigned i = 0; i < numLayers; ++i) {
+        if (at[i].empty())
           continue;
-        for (unsigned c = 0; c < numClasses; ++c) {
-          unsigned usedHere = usedOn(state.used, c);
-          if (usedHere == devices[c].size())
-            continue;
-          unsigned device = devices[c][usedHere];
-          double x = 0;
-          if (state.last != none) {
-            x = cuts[state.last * numClasses + c];
-            if (transferOver(limits, x))
-              continue;
-          }
-          double base = state.sum + transfers * x;
-          uint64_t used = state.used + (uint64_t(1) << shift[c]);
-          unsigned kind = kindOf[c];
-          unsigned kindsUsed = state.kindsUsed + bound.radix[kind];
-          unsigned left = allKinds - kindsUsed;
-          unsigned stages = state.stages + 1;
-          if (requiredStages && stages > requiredStages)
-            continue;
-          for (unsigned j = i + 1; j <= numLayers; ++j) {
-            // With cuts given, the stage ends at the next one.
-            if (!previousBoundary.empty() && previousBoundary[j] != int(i))
-              continue;
-            if (++transitions > maxTransitions ||
-                ++deviceTransitions > maxDeviceTransitions * kCallsInBudget ||
-                states.size() > kMaxDeviceStates)
-              return false;
-            const StageChoice &stage = stageOn(c, j);
-            if (!stage.longerMayDo)
+        for (std::vector<StageChoice> &ends : ahead)
+          ends.clear();
+        if (i > 0)
+          for (unsigned from = 0; from < numClasses; ++from)
+            for (unsigned c = 0; c < numClasses; ++c)
+              cuts[from * numClasses + c] =
+                  problem.classCutMs(i - 1, devices[from], devices[c]);
+        // The stage [i, j) on class c: its fastest recompute that fits within
+        // the limits, priced as the dynamic program does.
+        auto stageOn = [&](unsigned c, unsigned j) -> const StageChoice & {
+          unsigned device = devices[c].front(), priceClass = pricedOn[device];
+          std::vector<StageChoice> &ends = ahead[priceClass];
+          while (ends.size() < j - i) {
+            unsigned end = i + 1 + ends.size();
+            StageChoice choice;
+            int64_t capacity = problem.capacityBytes(device);
+            for (unsigned r = 0; r < recomputeChoices.size(); ++r) {
+              const Priced &cost = price(priceClass, i, end, r);
+              if (stageOver(limits, cost, cost.busy))
+                continue;
+              choice.longerMayDo = true;
+              if (cost.fixedBytes + cost.stashBytes * stashed > capacity)
+                continue;
+              choice.busy = cost.busy;
+              choice.recompute = recomputeChoices[r];
               break;
-            if (stage.busy == kInf)
-              continue;
-            double sum = base + stage.busy;
-            // Stages only grow longer.
-            if (sum >= cap)
-              break;
-            if (sum + rest(j, left, kind) >= cap)
-              continue;
-            // The stage count, where fixed, is met at the end and only there.
-            if (requiredStages &&
-                (j == numLayers) != (stages == requiredStages))
-              continue;
-            if (j == numLayers) {
-              cap = sum;
-              found = s;
-              foundDevice = device;
-              foundRecompute = stage.recompute;
-              continue;
             }
-            // A state reached again keeps its cheapest way there, in that
-            // way's own labeling of the hosts: no state after it is made
-            // before every way to it is known.
-            auto [key, last] = canonical(used, c);
-            auto [it, added] = index.try_emplace(
-                {key, uint64_t(j) << 32 | last}, unsigned(states.size()));
-            if (added) {
-              states.push_back({used, kindsUsed, stages, c, sum, int(s), j,
-                                device, stage.recompute});
-              at[j].push_back(it->second);
-            } else if (sum < states[it->second].sum) {
-              State &kept = states[it->second];
-              kept.used = used;
-              kept.last = c;
-              kept.sum = sum;
-              kept.before = int(s);
-              kept.end = j;
-              kept.device = device;
-              kept.recompute = stage.recompute;
+            ends.push_back(choice);
+          }
+          return ends[j - i - 1];
+        };
+        for (unsigned s : at[i]) {
+          State state = states[s];
+          // A state at the same boundary with the same last class and one
+          // device fewer, and no greater sum, leaves every completion of this
+          // one to itself (unless the stage count is fixed).
+          bool dominated = false;
+          for (unsigned c = 0;
+               c < numClasses && !dominated && i > 0 && !requiredStages; ++c) {
+            unsigned count = usedOn(state.used, c);
+            if (count < (c == state.last ? 2u : 1u))
+              continue;
+            auto [key, last] =
+                canonical(state.used - (uint64_t(1) << shift[c]), state.last);
+            auto it = index.find({key, uint64_t(i) << 32 | last});
+            dominated =
+                it != index.end() && states[it->second].sum <= state.sum;
+          }
+          if (dominated)
+            continue;
+          for (unsigned c = 0; c < numClasses; ++c) {
+            unsigned usedHere = usedOn(state.used, c);
+            if (usedHere == devices[c].size())
+              continue;
+            unsigned device = devices[c][usedHere];
+            double x = 0;
+            if (state.last != none) {
+              x = cuts[state.last * numClasses + c];
+              if (transferOver(limits, x))
+                continue;
+            }
+            double base = state.sum + transfers * x;
+            uint64_t used = state.used + (uint64_t(1) << shift[c]);
+            unsigned kind = kindOf[c];
+            unsigned kindsUsed = state.kindsUsed + bound.radix[kind];
+            unsigned left = allKinds - kindsUsed;
+            unsigned stages = state.stages + 1;
+            if (requiredStages && stages > requiredStages)
+              continue;
+            for (unsigned j = i + 1; j <= numLayers; ++j) {
+              // With cuts given, the stage ends at the next one.
+              if (!previousBoundary.empty() && previousBoundary[j] != int(i))
+                continue;
+              if (++transitions > maxTransitions ||
+                  ++deviceTransitions > maxDeviceTransitions * kCallsInBudget ||
+                  states.size() > kMaxDeviceStates)
+                return false;
+              const StageChoice &stage = stageOn(c, j);
+              if (!stage.longerMayDo)
+                break;
+              if (stage.busy == kInf)
+                continue;
+              double sum = base + stage.busy;
+              // Stages only grow longer.
+              if (sum >= cap)
+                break;
+              if (sum + rest(j, left, kind) >= cap)
+                continue;
+              // The stage count, where fixed, is met at the end and only there.
+              if (requiredStages &&
+                  (j == numLayers) != (stages == requiredStages))
+                continue;
+              if (j == numLayers) {
+                cap = sum;
+                found = s;
+                foundDevice = device;
+                foundRecompute = stage.recompute;
+                continue;
+              }
+              // A state reached again keeps its cheapest way there, in that
+              // way's own labeling of the hosts: no state after it is made
+              // before every way to it is known.
+              auto [key, last] = canonical(used, c);
+              auto [it, added] = index.try_emplace(
+                  {key, uint64_t(j) << 32 | last}, unsigned(states.size()));
+              if (added) {
+                states.push_back({used, kindsUsed, stages, c, sum, int(s), j,
+                                  device, stage.recompute});
+                at[j].push_back(it->second);
+              } else if (sum < states[it->second].sum) {
+                State &kept = states[it->second];
+                kept.used = used;
+                kept.last = c;
+                kept.sum = sum;
+                kept.before = int(s);
+                kept.end = j;
+                kept.device = device;
+                kept.recompute = stage.recompute;
+              }
             }
           }
         }
       }
-    }
+      return true;
+    }();
     below.reset();
     if (found < 0)
-      return true;
+      return finished;
 
     // The stages back from the last, each beginning where the one before
     // ends.
@@ -392,26 +404,33 @@ Partitioner::searchDevices(const SearchLimits &limits) {
     }
     std::reverse(stages.begin(), stages.end());
     below = std::move(stages);
-    return true;
+    return finished;
   };
 
   // First with a quarter of the transitions. Out of them or of states: the
   // search over the classes, and the search over devices once more with all
-  // of them, below the better of its plan and the incumbent (at 100 layers
-  // × 16 devices of random kinds on four hosts, the incumbent alone gave up
-  // where the search by kind's plan proved the least).
+  // of them, below the best plan yet (at 100 layers × 16 devices of random
+  // kinds on four hosts, the incumbent alone gave up where the search by
+  // kind's plan proved the least).
   std::optional<std::vector<StagePlan>> below;
-  if (searchBelow(incumbent, maxDeviceTransitions / 4, below))
-    return below ? below : plan;
+  bool finished = searchBelow(incumbent, maxDeviceTransitions / 4, below);
+  if (below) {
+    incumbent = sumOf(below);
+    plan = std::exchange(below, std::nullopt);
+  }
+  if (finished)
+    return plan;
   std::optional<std::vector<StagePlan>> byClass = searchClasses(limits);
   if (sumOf(byClass) < incumbent) {
     incumbent = sumOf(byClass);
     plan = std::move(byClass);
-    if (!(incumbent > relaxedSum * (1 + 1e-12)))
-      return plan;
   }
-  if (searchBelow(incumbent, maxDeviceTransitions, below))
-    return below ? below : plan;
-  onDevicesGaveUp = true;
+  if (!(incumbent > relaxedSum * (1 + 1e-12)))
+    return plan;
+  finished = searchBelow(incumbent, maxDeviceTransitions, below);
+  if (below)
+    plan = std::exchange(below, std::nullopt);
+  if (!finished)
+    onDevicesGaveUp = true;
   return plan;
 }

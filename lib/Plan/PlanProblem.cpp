@@ -12,6 +12,7 @@
 #include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <limits>
 
@@ -267,17 +268,18 @@ PlanProblem::onNearDevices(std::vector<StagePlan> plan) const {
   std::vector<bool> taken(numDevices());
   for (unsigned s = 0; s < plan.size(); ++s) {
     unsigned like = pricedLike(plan[s].device);
-    unsigned best = plan[s].device;
+    unsigned best = numDevices();
     double fastest = std::numeric_limits<double>::infinity();
     for (unsigned d = 0; d < numDevices(); ++d) {
       if (taken[d] || pricedLike(d) != like)
         continue;
       double x = s ? cutMs(plan[s - 1].end - 1, plan[s - 1].device, d) : 0;
-      if (x < fastest) {
+      if (best == numDevices() || x < fastest) {
         fastest = x;
         best = d;
       }
     }
+    assert(best < numDevices() && "no device left with the stage's numbers");
     plan[s].device = best;
     taken[best] = true;
   }

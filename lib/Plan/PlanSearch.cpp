@@ -55,7 +55,8 @@ static constexpr double kCheapTransitions = 5e6;
 /// reports the gap it has proven.
 static constexpr unsigned kSearchRuns = 3000;
 /// With simplified classes, each run of the search over the cluster's
-/// devices gives up past this many transitions (leastOnDevices).
+/// devices (Partitioner::searchOnDevices) tries first with a quarter of
+/// this many transitions, and gives up past this many on its second try.
 static constexpr uint64_t kDeviceTransitions = 10000000;
 
 /// Past PlanOptions::floorCells, the search for the floor under the 1F1B
@@ -117,9 +118,10 @@ struct SearchBudget {
   /// (PlanOptions::inexactCells).
   double inexactCells = kInf;
   bool exhausted() const { return left == 0; }
-  /// Counts a run of `partitioner`'s dynamic program, and its cells where
-  /// the run proves nothing: over simplified classes, unless the search over
-  /// devices makes it exact.
+  /// Counts a run of `partitioner`'s dynamic program, once it has run, and
+  /// its cells where it proved nothing: over simplified classes, unless the
+  /// search over devices made it exact (a run where that search gave up
+  /// counts).
   void spend(const Partitioner &partitioner) {
     --left;
     if (!partitioner.isApproximate() || partitioner.exactOnDevices())
@@ -270,7 +272,6 @@ public:
           (!split || times.slowestBackward <= backward))
         return entry.found;
     }
-    budget.spend(partitioner);
     SearchLimits limits;
     limits.forward = forward;
     limits.backward = backward;
@@ -278,6 +279,7 @@ public:
     limits.unhidden = unhidden;
     limits.step = step;
     std::optional<std::vector<StagePlan>> plan = partitioner.search(limits);
+    budget.spend(partitioner);
     const Found *found = nullptr;
     if (plan) {
       PlanProblem::Times times = partitioner.planTimes(*plan, unhidden);
@@ -1021,12 +1023,12 @@ static void searchBottlenecks(const PlanProblem &problem,
             double sumCap) -> std::optional<BottleneckSearch::Result> {
           if (weak)
             return std::nullopt;
-          budget.spend(partitioner);
           SearchLimits limits;
           limits.step = bound;
           limits.sumCap = sumCap;
           std::optional<std::vector<StagePlan>> plan =
               partitioner.search(limits);
+          budget.spend(partitioner);
           if (!plan)
             return std::nullopt;
           PlanProblem::Times times = partitioner.planTimes(*plan, false);

@@ -267,3 +267,15 @@ bool mlir::pipe::checkAgainstLeastReplay(const PlanProblem &problem,
   }
   return replay > least * (1 + 1e-9);
 }
+
+PlanOptions mlir::pipe::positionFreeOptions(std::mt19937 &rng,
+                                            unsigned numLayers,
+                                            unsigned numDevices) {
+  PlanOptions options = randomOptions(rng);
+  if (options.training)
+    options.schedule = Schedule::GPipe;
+  options.classCells = 0;
+  options.hostSymmetry = false;
+  fixStagesOrCuts(rng, options, numLayers, numDevices);
+  return options;
+}

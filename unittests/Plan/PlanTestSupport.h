@@ -103,6 +103,11 @@ Cluster identicalHosts(std::mt19937 &rng, unsigned maxDevices);
 void fixStagesOrCuts(std::mt19937 &rng, PlanOptions &options,
                      unsigned numLayers, unsigned numDevices);
 
+/// GPipe or inference (memory that does not depend on a stage's position)
+/// on simplified classes. A third each with --stages or --cut-after given.
+PlanOptions positionFreeOptions(std::mt19937 &rng, unsigned numLayers,
+                                unsigned numDevices);
+
 /// Random cuts for --cut-after: ascending, for `stages` stages of
 /// `numLayers` layers (fewer where the layers are fewer).
 std::vector<unsigned> randomCuts(std::mt19937 &rng, unsigned numLayers,

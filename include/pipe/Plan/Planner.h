@@ -147,8 +147,9 @@ struct PlanOptions {
   /// cut at its least transfer (docs/planner.md, "The floor").
   double floorCells = 1e6;
   /// Runs of the dynamic program over simplified classes (classCells) that
-  /// no search over the devices makes exact prove nothing: the floor over
-  /// least links bounds their plans' gaps. With no state dropped, each
+  /// no search over the devices makes exact prove nothing (1F1B, blocks of
+  /// layers, or where that search gave up): a floor bounds their plans'
+  /// gaps. With no state dropped, each
   /// visits all its cells, so past this many cells in all (about 2.5 s on
   /// a 2-core machine) the search stops there with the plan it has. 100
   /// layers × 16 devices take at most a seventh of it; 256 layers on 26
@@ -274,7 +275,8 @@ public:
   /// numbers that no stage before took, that the stage before reaches
   /// fastest: a plan searched with each cut at its least transfer
   /// (Partitioner's `leastLinks`) keeps its stages and recomputes, and its
-  /// neighbours share a host where they can.
+  /// neighbours share a host where they can. No more stages than devices
+  /// may have a device's numbers.
   std::vector<StagePlan> onNearDevices(std::vector<StagePlan> plan) const;
 
   /// Forward and backward time of layers [begin, end) for one microbatch
