@@ -280,6 +280,8 @@ PlanProblem::onNearDevices(std::vector<StagePlan> plan) const {
       }
     }
     assert(best < numDevices() && "no device left with the stage's numbers");
+    if (best == numDevices())
+      best = plan[s].device;
     plan[s].device = best;
     taken[best] = true;
   }
