@@ -407,6 +407,9 @@ private:
   std::vector<std::vector<unsigned>> deviceClasses;
   std::vector<HostGroup> deviceHostGroups;
   bool onDevices = false, onDevicesGaveUp = false;
+  /// Whether the searches over devices still try first below the
+  /// relaxation's plan on near devices, before the search by kind.
+  bool nearIncumbentFirst = true;
   uint64_t deviceTransitions = 0, maxDeviceTransitions = 0;
 };
 
