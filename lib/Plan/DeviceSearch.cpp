@@ -115,14 +115,16 @@ Partitioner::searchDevices(const SearchLimits &limits) {
                      problem.cutMs((*plan)[s - 1].end - 1,
                                    (*plan)[s - 1].device, (*plan)[s].device)))
       plan.reset();
-  if (plan && !(problem.times(*plan, false).sum < limits.sumCap))
-    plan.reset();
   auto sumOf = [&](const std::optional<std::vector<StagePlan>> &stages) {
     return stages ? problem.times(*stages, false).sum : limits.sumCap;
   };
   // (Without one, a plan whose sum is the cap itself is not searched for:
   // it beats no incumbent of the searches that set the cap.)
   double incumbent = sumOf(plan);
+  if (!(incumbent < limits.sumCap)) {
+    plan.reset();
+    incumbent = limits.sumCap;
+  }
   double relaxedSum = bound.planTimes(*relaxed, false).sum;
   if (!(incumbent > relaxedSum * (1 + 1e-12)))
     return plan;
@@ -226,6 +228,23 @@ Partitioner::searchDevices(const SearchLimits &limits) {
     unsigned end, device;
     Recompute recompute;
   };
+  preparePricing();
+  int64_t stashed = inFlight[0];
+  struct StageChoice {
+    double busy = kInf;
+    Recompute recompute = Recompute::None;
+    bool longerMayDo = false;
+  };
+  // Per boundary i: the stages from it on each of the partitioner's
+  // classes (devices with the same numbers), by end; and the transfers
+  // into each class from each. Both are filled afresh at each boundary.
+  std::vector<unsigned> pricedOn(problem.numDevices());
+  for (auto [c, cls] : llvm::enumerate(classes))
+    for (unsigned device : cls.devices)
+      pricedOn[device] = c;
+  std::vector<std::vector<StageChoice>> ahead(classes.size());
+  std::vector<double> cuts(size_t(numClasses) * numClasses);
+
   // The search from layer 0 for a plan below `cap`: `below` is the least
   // such plan, if any. False where it gives up, past `maxTransitions`
   // (`below` is then the least it found, if any).
@@ -237,23 +256,6 @@ Partitioner::searchDevices(const SearchLimits &limits) {
     llvm::DenseMap<std::pair<uint64_t, uint64_t>, unsigned> index;
     states.push_back({0, 0, 0, none, 0, -1, 0, 0, Recompute::None});
     at[0].push_back(0);
-
-    preparePricing();
-    int64_t stashed = inFlight[0];
-    struct StageChoice {
-      double busy = kInf;
-      Recompute recompute = Recompute::None;
-      bool longerMayDo = false;
-    };
-    // Per boundary i: the stages from it on each of the partitioner's
-    // classes (devices with the same numbers), by end; and the transfers
-    // into each class from each.
-    std::vector<unsigned> pricedOn(problem.numDevices());
-    for (auto [c, cls] : llvm::enumerate(classes))
-      for (unsigned device : cls.devices)
-        pricedOn[device] = c;
-    std::vector<std::vector<StageChoice>> ahead(classes.size());
-    std::vector<double> cuts(size_t(numClasses) * numClasses);
 
     int found = -1;
     unsigned foundDevice = 0;
