@@ -65,6 +65,16 @@ static constexpr uint64_t kDeviceTransitions = 10000000;
 /// classes (2.9 million cells), and the whole search 28 runs.
 static constexpr unsigned kFloorRunsOnManyCells = 4;
 
+/// On blocks of layers, the floor over the model's own layers
+/// (floorOverLayers) makes as many runs of the dynamic program as fit in
+/// PlanOptions::layerFloorWork, and none if fewer than this many fit; under
+/// 1F1B, whose floor rises more slowly, none if fewer than
+/// kLeastUnhiddenFloorRuns (GPT-2-XL on 32 devices, where 4.4 fit, took
+/// 0.6 s more for a gap 0.4 points smaller; at 16 devices 7.8 runs took
+/// 0.4 s more for 3.2 points).
+static constexpr unsigned kLeastLayerFloorRuns = 4;
+static constexpr unsigned kLeastUnhiddenFloorRuns = 6;
+
 /// Checks the hand-given parts of the options against the problem.
 static llvm::Error checkOptions(const PlanProblem &problem) {
   const PlanOptions &options = problem.options();
@@ -798,6 +808,85 @@ static llvm::Expected<SearchOutcome> planCoarsened(const PlanProblem &problem,
   return outcome;
 }
 
+/// Past the exact range the plan is found on blocks of layers, and the
+/// floors of that search bound only the plans that cut between blocks. A
+/// search over the model's own layers, cut short, bounds every plan:
+/// under 1F1B, the least of sum + (M - 1) max(unhidden stage time,
+/// transfer) (leastUnhidden), under GPipe the least of sum + (M - 1)
+/// (slowest step in all) (J1 of searchBottlenecks), else the objective
+/// itself; each at most the replay or objective of any plan. Devices with
+/// the same numbers form one class and cuts cost their least transfer
+/// (Partitioner's `leastLinks`, but for a given device order), which keeps
+/// the floor and has fewer states. Returns 0 where too few runs fit in
+/// PlanOptions::layerFloorWork (kLeastLayerFloorRuns, kLeastUnhiddenFloorRuns).
+/// Under 1F1B the plans the search visits join the refinement's seeds;
+/// otherwise a plan it finds replaces `plan` where it fits and has a smaller
+/// objective.
+static double floorOverLayers(const PlanProblem &problem, PipelinePlan &plan) {
+  const PlanOptions &options = problem.options();
+  int64_t m = options.microbatches;
+  if (m < 2 || !(options.layerFloorWork > 0))
+    return 0;
+  // (A given device order keeps its devices: no stage may move.)
+  Partitioner relaxed(problem, options.stages,
+                      /*leastLinks=*/options.deviceOrder.empty());
+  if (relaxed.takesTheFastest() || relaxed.isApproximate())
+    return 0;
+  double layers = problem.numLayers();
+  double work = relaxed.numCells() * layers /
+                std::min<double>(problem.numDevices(), layers);
+  // (GPT-2-XL's 1448 nodes on 4 devices make 14 million per run, about
+  // 0.035 s.)
+  double runs = std::min<double>(kSearchRuns, options.layerFloorWork / work);
+  bool oneFOneB = options.training && options.schedule == Schedule::OneFOneB;
+  if (runs < (oneFOneB ? kLeastUnhiddenFloorRuns : kLeastLayerFloorRuns))
+    return 0;
+  double lambda = double(m - 1);
+
+  if (oneFOneB) {
+    llvm::Expected<Simulation> simulation =
+        simulate(problem, plan.stages, /*recordEvents=*/false);
+    if (!simulation) {
+      llvm::consumeError(simulation.takeError());
+      return 0;
+    }
+    return leastUnhidden(problem, relaxed, unsigned(runs),
+                         simulation->iterationMs, plan.floorPlans);
+  }
+
+  bool split = problem.splitBottleneck();
+  SearchBudget budget{unsigned(runs)};
+  BottleneckSearch search(lambda, plan.objectiveMs, budget);
+  double low = split ? relaxed.stepFloor() : relaxed.forwardFloor();
+  double high = (plan.objectiveMs - relaxed.sumFloor()) / lambda;
+  search.run(
+      low, high, relaxed.sumFloor(), 0,
+      [&](double, double bound,
+          double sumCap) -> std::optional<BottleneckSearch::Result> {
+        SearchLimits limits;
+        if (split)
+          limits.step = bound;
+        else
+          limits.forward = bound;
+        limits.sumCap = sumCap;
+        std::optional<std::vector<StagePlan>> found = relaxed.search(limits);
+        budget.spend(relaxed);
+        if (!found)
+          return std::nullopt;
+        PlanProblem::Times times = relaxed.planTimes(*found, false);
+        std::vector<StagePlan> near =
+            relaxed.leastLinkCuts() ? problem.onNearDevices(*found) : *found;
+        double objective = problem.objectiveMs(near);
+        if (objective < plan.objectiveMs && fitsMemory(problem, near)) {
+          plan.stages = std::move(near);
+          plan.objectiveMs = objective;
+        }
+        return BottleneckSearch::Result{
+            times.sum, split ? times.slowestStep : times.slowestForward, 0};
+      });
+  return std::min(search.objective(), budget.unexplored);
+}
+
 /// Explains why `closest`, the plan whose worst memory overflow is least,
 /// does not fit: which device, which stage, by how much.
 static llvm::Error describeOverflow(const PlanProblem &problem,
@@ -863,15 +952,23 @@ mlir::pipe::planPipeline(const PlanProblem &problem) {
     return outcome.takeError();
   if (!outcome->fits)
     return describeOverflow(problem, outcome->plan.stages);
-  // Floors found on blocks of layers are no floors for the model's own.
-  // The branch and bound over 1F1B replays counts the cluster's own
-  // devices, so it searches every plan even with simplified classes; there
-  // it needs the tables' bounds to get anywhere.
+  // Floors found on blocks of layers are no floors for the model's own; a
+  // short search over its layers gives one. The branch and bound over 1F1B
+  // replays counts the cluster's own devices, so it searches every plan
+  // even with simplified classes; there it needs the tables' bounds to get
+  // anywhere.
+  double replayFloorMs = outcome->replayFloorMs;
+  double leastLinkFloorMs = outcome->leastLinkFloorMs;
+  if (coarsened) {
+    // (Each floor bounds the objective too: a stage's unhidden time is at
+    // most its whole time, its step at most its two steps together.)
+    outcome->plan.objectiveMs = problem.objectiveMs(outcome->plan.stages);
+    replayFloorMs = leastLinkFloorMs = floorOverLayers(problem, outcome->plan);
+  }
   return finishPlan(
       problem, std::move(outcome->plan), outcome->proven && !coarsened,
       (outcome->proven || !outcome->suffixes.empty()) && !coarsened,
-      coarsened ? 0 : outcome->replayFloorMs, outcome->suffixes,
-      coarsened ? 0 : outcome->leastLinkFloorMs);
+      replayFloorMs, outcome->suffixes, leastLinkFloorMs);
 }
 
 /// Whether every layer alone, as the last stage with its leanest recompute,

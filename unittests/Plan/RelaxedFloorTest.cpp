@@ -67,6 +67,58 @@ TEST(RelaxedFloor, BelowEveryPlan) {
   EXPECT_GT(blocked, 10u);
 }
 
+/// On blocks of layers, the floor from a search over every layer
+/// (PlanOptions::layerFloorWork) narrows the gaps the plans claim, on the
+/// objective and on the replay, and they still hold against the least over
+/// every plan of the layers.
+TEST(RelaxedFloor, FloorOverLayersNarrowsTheGapsOnBlocks) {
+  std::mt19937 rng(1201);
+  unsigned compared = 0, narrower = 0, narrowerReplay = 0;
+  for (unsigned trial = 0; trial < 150; ++trial) {
+    RandomInstance instance = randomInstance(rng, 4, 9, int64_t(1) << 28);
+    if (instance.graph.layers.size() < 5 ||
+        instance.cluster.devices.size() < 2 ||
+        instance.options.microbatches < 2)
+      continue;
+    instance.options.maxExactLayers = instance.graph.layers.size() / 2;
+    PlanProblem problem(instance.graph, instance.cluster, instance.options);
+    std::optional<PipelinePlan> least = exhaustivePlan(problem);
+    if (!least)
+      continue;
+    double leastReplay = bestReplay(problem);
+    std::optional<PipelinePlan> plans[2];
+    for (bool layerFloor : {false, true}) {
+      PlanOptions options = instance.options;
+      if (!layerFloor)
+        options.layerFloorWork = 0;
+      PlanProblem blocks(instance.graph, instance.cluster, options);
+      Expected<PipelinePlan> plan = planPipeline(blocks);
+      ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
+      // Every gap claimed holds.
+      EXPECT_GE(least->objectiveMs,
+                plan->optimalObjectiveMs * (1 - plan->gapBound) * (1 - 1e-12))
+          << "trial " << trial;
+      double replay = simulate(blocks, plan->stages)->iterationMs;
+      EXPECT_GE(leastReplay,
+                replay * (1 - plan->iterationGapBound) * (1 - 1e-12))
+          << "trial " << trial;
+      plans[layerFloor] = std::move(*plan);
+    }
+    ++compared;
+    // The floor only adds to the proof, and its plans only to the search.
+    EXPECT_LE(plans[1]->gapBound, plans[0]->gapBound + 1e-12)
+        << "trial " << trial;
+    EXPECT_LE(plans[1]->iterationGapBound, plans[0]->iterationGapBound + 1e-12)
+        << "trial " << trial;
+    narrower += plans[1]->gapBound < plans[0]->gapBound - 1e-9;
+    narrowerReplay +=
+        plans[1]->iterationGapBound < plans[0]->iterationGapBound - 1e-9;
+  }
+  EXPECT_GT(compared, 40u);
+  EXPECT_GT(narrower, compared / 4);
+  EXPECT_GT(narrowerReplay, compared / 4);
+}
+
 /// A random layer graph whose layers all run the same op.
 LayerGraph identicalLayers(unsigned seed, unsigned numLayers) {
   std::mt19937 rng(seed);

@@ -428,7 +428,7 @@ TEST(ReplaySearch, ReplaySearchBreaksTheSymmetryOfIdenticalHosts) {
 /// against the least replay over every plan of the layers.
 TEST(ReplaySearch, OneFOneBBlocksClaimNoGapTooSmall) {
   std::mt19937 rng(9);
-  unsigned total = 0, gaps = 0;
+  unsigned total = 0, gaps = 0, open = 0;
   for (unsigned trial = 0; trial < 200; ++trial) {
     unsigned numDevices = std::uniform_int_distribution<unsigned>(2, 4)(rng);
     unsigned numLayers = std::uniform_int_distribution<unsigned>(6, 10)(rng);
@@ -445,10 +445,15 @@ TEST(ReplaySearch, OneFOneBBlocksClaimNoGapTooSmall) {
     }
     ++total;
     gaps += checkAgainstLeastReplay(problem, *plan, trial);
+    open += !plan->iterationExact;
   }
   EXPECT_GT(total, 100u);
-  // Blocks do miss the least replay on some instances.
-  EXPECT_GT(gaps, 0u);
+  // Most plans on blocks are not proven the least, so most claim a gap.
+  // (Until the floor over every layer seeded the refinement, 1F1B plans on
+  // blocks missed the least replay on some of these instances; now on none
+  // of 199.)
+  EXPECT_GT(open, total / 2);
+  EXPECT_LE(gaps, total / 20);
 }
 
 /// `numDevices` devices of two kinds (A100-80GB, T4), each on one of two

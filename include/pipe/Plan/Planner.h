@@ -156,6 +156,12 @@ struct PlanOptions {
   /// devices of four kinds took up to 16 s without it (docs/planner.md,
   /// "There are three other limits").
   double inexactCells = 8e7;
+  /// On blocks of layers, the floor over the model's own layers makes as
+  /// many runs of the dynamic program as fit in this much work (cells times
+  /// the layers a stage spans on average; about 0.6 s on a 2-core machine),
+  /// and none if fewer than four fit. 0 turns it off (docs/planner.md,
+  /// "A floor over every layer").
+  double layerFloorWork = 2.5e8;
   /// Past this many cells of the dynamic program over the cluster's
   /// interchangeable devices, devices with the same numbers form one class
   /// whatever their hosts and links: the plan is then not proven the least,
