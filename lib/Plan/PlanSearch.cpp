@@ -661,8 +661,9 @@ SuffixTables mlir::pipe::tabulateSuffixes(const PlanProblem &problem,
 
 /// Prices the chosen plan on `problem`, bounds its gap when the search
 /// was not exhaustive, and refines 1F1B plans on their replay.
-/// `replayFloorMs` and `leastLinkFloorMs` bound every plan of `problem`
-/// (0 for none: not those found on blocks of layers).
+/// `replayFloorMs` bounds every plan's 1F1B replay and `leastLinkFloorMs`
+/// every plan's objective (0 for none): the floors of leastLinkFloor and
+/// replayFloor, or on blocks of layers that of floorOverLayers.
 static PipelinePlan finishPlan(const PlanProblem &problem, PipelinePlan plan,
                                bool proven, bool branch, double replayFloorMs,
                                const SuffixTables &suffixes,
@@ -817,12 +818,16 @@ static llvm::Expected<SearchOutcome> planCoarsened(const PlanProblem &problem,
 /// itself; each at most the replay or objective of any plan. Devices with
 /// the same numbers form one class and cuts cost their least transfer
 /// (Partitioner's `leastLinks`, but for a given device order), which keeps
-/// the floor and has fewer states. Returns 0 where too few runs fit in
-/// PlanOptions::layerFloorWork (kLeastLayerFloorRuns, kLeastUnhiddenFloorRuns).
-/// Under 1F1B the plans the search visits join the refinement's seeds;
-/// otherwise a plan it finds replaces `plan` where it fits and has a smaller
-/// objective.
-static double floorOverLayers(const PlanProblem &problem, PipelinePlan &plan) {
+/// the floor and has fewer states. Returns 0 (no floor) where too few runs
+/// fit in PlanOptions::layerFloorWork (kLeastLayerFloorRuns,
+/// kLeastUnhiddenFloorRuns), with one microbatch, or where the classes are
+/// too many to count. Under 1F1B the plans the search visits join the
+/// refinement's seeds; otherwise the search looks below `capMs` (at least
+/// the objective of `plan`, which must be its objective over the layers),
+/// and the best plan it finds, after a descent on cuts, replaces `plan`
+/// where it fits and has a smaller objective.
+static double floorOverLayers(const PlanProblem &problem, PipelinePlan &plan,
+                              double capMs) {
   const PlanOptions &options = problem.options();
   int64_t m = options.microbatches;
   if (m < 2 || !(options.layerFloorWork > 0))
@@ -832,9 +837,12 @@ static double floorOverLayers(const PlanProblem &problem, PipelinePlan &plan) {
                       /*leastLinks=*/options.deviceOrder.empty());
   if (relaxed.takesTheFastest() || relaxed.isApproximate())
     return 0;
+  // A stage spans the layers over the stages a plan may have.
   double layers = problem.numLayers();
-  double work = relaxed.numCells() * layers /
-                std::min<double>(problem.numDevices(), layers);
+  unsigned stages = options.stages                 ? options.stages
+                    : !options.deviceOrder.empty() ? options.deviceOrder.size()
+                                                   : problem.numDevices();
+  double work = relaxed.numCells() * layers / std::min<double>(stages, layers);
   // (GPT-2-XL's 1448 nodes on 4 devices make 14 million per run, about
   // 0.035 s.)
   double runs = std::min<double>(kSearchRuns, options.layerFloorWork / work);
@@ -854,11 +862,17 @@ static double floorOverLayers(const PlanProblem &problem, PipelinePlan &plan) {
                          simulation->iterationMs, plan.floorPlans);
   }
 
+  // The least objective of the plan and the plans found prunes the search:
+  // a pruned plan's J1 is at least that objective then, at least at the
+  // end. The best plan found descends on cuts too (the plan did, in
+  // planPipeline) and replaces the plan if it is then faster.
   bool split = problem.splitBottleneck();
   SearchBudget budget{unsigned(runs)};
-  BottleneckSearch search(lambda, plan.objectiveMs, budget);
+  double incumbent = std::max(capMs, plan.objectiveMs);
+  std::vector<StagePlan> best;
+  BottleneckSearch search(lambda, incumbent, budget, &incumbent);
   double low = split ? relaxed.stepFloor() : relaxed.forwardFloor();
-  double high = (plan.objectiveMs - relaxed.sumFloor()) / lambda;
+  double high = (incumbent - relaxed.sumFloor()) / lambda;
   search.run(
       low, high, relaxed.sumFloor(), 0,
       [&](double, double bound,
@@ -877,14 +891,21 @@ static double floorOverLayers(const PlanProblem &problem, PipelinePlan &plan) {
         std::vector<StagePlan> near =
             relaxed.leastLinkCuts() ? problem.onNearDevices(*found) : *found;
         double objective = problem.objectiveMs(near);
-        if (objective < plan.objectiveMs && fitsMemory(problem, near)) {
-          plan.stages = std::move(near);
-          plan.objectiveMs = objective;
+        if (objective < incumbent && fitsMemory(problem, near)) {
+          best = std::move(near);
+          incumbent = objective;
         }
         return BottleneckSearch::Result{
             times.sum, split ? times.slowestStep : times.slowestForward, 0};
       });
-  return std::min(search.objective(), budget.unexplored);
+  if (!best.empty()) {
+    double objective = descendOnCuts(problem, best, incumbent);
+    if (objective < plan.objectiveMs) {
+      plan.stages = std::move(best);
+      plan.objectiveMs = objective;
+    }
+  }
+  return std::min({search.objective(), incumbent, budget.unexplored});
 }
 
 /// Explains why `closest`, the plan whose worst memory overflow is least,
@@ -960,10 +981,20 @@ mlir::pipe::planPipeline(const PlanProblem &problem) {
   double replayFloorMs = outcome->replayFloorMs;
   double leastLinkFloorMs = outcome->leastLinkFloorMs;
   if (coarsened) {
-    // (Each floor bounds the objective too: a stage's unhidden time is at
-    // most its whole time, its step at most its two steps together.)
-    outcome->plan.objectiveMs = problem.objectiveMs(outcome->plan.stages);
-    replayFloorMs = leastLinkFloorMs = floorOverLayers(problem, outcome->plan);
+    // The plan of blocks descends on the layers' cuts first (as finishPlan
+    // would have it, but for 1F1B), so that the floor's search replaces it
+    // only with a plan faster than that; the search looks below the plan
+    // of blocks as it was, where it finds plans that descend further. (Each
+    // floor bounds the objective too: a stage's unhidden time is at most its
+    // whole time, its step at most its two steps together.)
+    PipelinePlan &blocks = outcome->plan;
+    blocks.objectiveMs = problem.objectiveMs(blocks.stages);
+    double capMs = blocks.objectiveMs;
+    if (!problem.options().training ||
+        problem.options().schedule != Schedule::OneFOneB)
+      blocks.objectiveMs =
+          descendOnCuts(problem, blocks.stages, blocks.objectiveMs);
+    replayFloorMs = leastLinkFloorMs = floorOverLayers(problem, blocks, capMs);
   }
   return finishPlan(
       problem, std::move(outcome->plan), outcome->proven && !coarsened,

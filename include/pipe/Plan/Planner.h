@@ -159,8 +159,8 @@ struct PlanOptions {
   /// On blocks of layers, the floor over the model's own layers makes as
   /// many runs of the dynamic program as fit in this much work (cells times
   /// the layers a stage spans on average; about 0.6 s on a 2-core machine),
-  /// and none if fewer than four fit. 0 turns it off (docs/planner.md,
-  /// "A floor over every layer").
+  /// and none if fewer than four fit (six under 1F1B). 0 turns it off
+  /// (docs/planner.md, "A floor over every layer").
   double layerFloorWork = 2.5e8;
   /// Past this many cells of the dynamic program over the cluster's
   /// interchangeable devices, devices with the same numbers form one class
