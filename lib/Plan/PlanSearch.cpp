@@ -809,6 +809,17 @@ static llvm::Expected<SearchOutcome> planCoarsened(const PlanProblem &problem,
   return outcome;
 }
 
+/// The most stages a plan may have: the given count, or one per device of
+/// the given order, else one per device.
+static unsigned mostStages(const PlanProblem &problem) {
+  const PlanOptions &options = problem.options();
+  if (options.stages)
+    return options.stages;
+  if (!options.deviceOrder.empty())
+    return options.deviceOrder.size();
+  return problem.numDevices();
+}
+
 /// Past the exact range the plan is found on blocks of layers, and the
 /// floors of that search bound only the plans that cut between blocks. A
 /// search over the model's own layers, cut short, bounds every plan:
@@ -839,10 +850,8 @@ static double floorOverLayers(const PlanProblem &problem, PipelinePlan &plan,
     return 0;
   // A stage spans the layers over the stages a plan may have.
   double layers = problem.numLayers();
-  unsigned stages = options.stages                 ? options.stages
-                    : !options.deviceOrder.empty() ? options.deviceOrder.size()
-                                                   : problem.numDevices();
-  double work = relaxed.numCells() * layers / std::min<double>(stages, layers);
+  double work = relaxed.numCells() * layers /
+                std::min<double>(mostStages(problem), layers);
   // (GPT-2-XL's 1448 nodes on 4 devices make 14 million per run, about
   // 0.035 s.)
   double runs = std::min<double>(kSearchRuns, options.layerFloorWork / work);
@@ -952,12 +961,8 @@ mlir::pipe::planPipeline(const PlanProblem &problem) {
   const PlanOptions &options = problem.options();
   // Past this many layers, blocks of layers are planned instead; never
   // fewer blocks than the stages the plan may need.
-  unsigned stages = options.stages ? options.stages
-                    : options.deviceOrder.empty()
-                        ? problem.numDevices()
-                        : unsigned(options.deviceOrder.size());
-  unsigned maxLayers =
-      std::max({options.maxExactLayers.value_or(kExactLayers), stages, 2u});
+  unsigned maxLayers = std::max(
+      {options.maxExactLayers.value_or(kExactLayers), mostStages(problem), 2u});
   bool coarsened = problem.numLayers() > maxLayers &&
                    options.cutAfter.empty() &&
                    (options.maxExactLayers || !layerSearchIsCheap(problem));

@@ -429,10 +429,7 @@ TEST(Partitioner, GPipeMatchesExhaustiveSearchWhereItsBottlenecksSplit) {
       options.stages = stages;
       break;
     case 2:
-      options.deviceOrder.resize(numDevices);
-      std::iota(options.deviceOrder.begin(), options.deviceOrder.end(), 0);
-      std::shuffle(options.deviceOrder.begin(), options.deviceOrder.end(), rng);
-      options.deviceOrder.resize(stages);
+      options.deviceOrder = randomDeviceOrder(rng, numDevices, stages);
       break;
     case 3:
       options.cutAfter = randomCuts(rng, numLayers, stages);

@@ -279,3 +279,13 @@ PlanOptions mlir::pipe::positionFreeOptions(std::mt19937 &rng,
   fixStagesOrCuts(rng, options, numLayers, numDevices);
   return options;
 }
+
+std::vector<unsigned> mlir::pipe::randomDeviceOrder(std::mt19937 &rng,
+                                                    unsigned numDevices,
+                                                    unsigned stages) {
+  std::vector<unsigned> order(numDevices);
+  std::iota(order.begin(), order.end(), 0);
+  std::shuffle(order.begin(), order.end(), rng);
+  order.resize(stages);
+  return order;
+}

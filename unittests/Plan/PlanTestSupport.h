@@ -113,6 +113,11 @@ PlanOptions positionFreeOptions(std::mt19937 &rng, unsigned numLayers,
 std::vector<unsigned> randomCuts(std::mt19937 &rng, unsigned numLayers,
                                  unsigned stages);
 
+/// A random --device-order of `stages` distinct devices out of
+/// `numDevices`.
+std::vector<unsigned> randomDeviceOrder(std::mt19937 &rng, unsigned numDevices,
+                                        unsigned stages);
+
 } // namespace pipe
 } // namespace mlir
 

@@ -93,10 +93,8 @@ TEST(RelaxedFloor, FloorOverLayersNarrowsTheGapsOnBlocks) {
           std::uniform_int_distribution<unsigned>(2, numDevices)(rng);
       break;
     case 3:
-      options.deviceOrder.resize(numDevices);
-      std::iota(options.deviceOrder.begin(), options.deviceOrder.end(), 0);
-      std::shuffle(options.deviceOrder.begin(), options.deviceOrder.end(), rng);
-      options.deviceOrder.resize(
+      options.deviceOrder = randomDeviceOrder(
+          rng, numDevices,
           std::uniform_int_distribution<unsigned>(2, numDevices)(rng));
       break;
     }
