@@ -177,6 +177,12 @@ private:
   /// suffixBound enumerated last, from the end of its forward pass on the
   /// last stage placed to its gradient's arrival there.
   double leastRoundTrip = 0;
+  /// Of the same suffixes, the least transfer into them, and the least
+  /// time of their first layer.
+  double leastEntry = 0, leastFirst = 0;
+  /// The least transfer into a stage from layer `next` on a device left,
+  /// and the least time of that layer there.
+  std::pair<double, double> leastEntryLeft(unsigned next) const;
   /// The replay of the stages placed, as a whole plan.
   double completeReplay();
   /// Whether stages placed before, ending at layer `next` on the same
@@ -495,7 +501,7 @@ double ReplaySearch::suffixBound(unsigned numStages, unsigned next) {
   double lambda = double(m - 1);
   double prefix = placedSlowest(numStages);
   double least = kInf;
-  leastRoundTrip = kInf;
+  leastRoundTrip = leastEntry = leastFirst = kInf;
   // Classes of the cluster that share a class of the tables share its
   // front; only the transfer into the suffix differs.
   uint64_t remaining = devicesLeft();
@@ -539,11 +545,27 @@ double ReplaySearch::suffixBound(unsigned numStages, unsigned next) {
             return before + point.leastUpTo >= cutoff();
           });
       leastRoundTrip = std::min(leastRoundTrip, counted->sum + 2 * x);
+      leastEntry = std::min(leastEntry, x);
+      leastFirst = std::min(leastFirst, layerMs[first][next]);
     } else if (within && before + within->sum + slowest < cutoff()) {
       leastRoundTrip = std::min(leastRoundTrip, within->sum + 2 * x);
+      leastEntry = std::min(leastEntry, x);
+      leastFirst = std::min(leastFirst, layerMs[first][next]);
     }
   }
   return least;
+}
+
+std::pair<double, double> ReplaySearch::leastEntryLeft(unsigned next) const {
+  double entry = kInf, first = kInf;
+  for (unsigned c = 0; c < classes.size(); ++c) {
+    if (used[c] == classes[c].size())
+      continue;
+    entry = std::min(entry, problem.cutMs(next - 1, placed.back().device,
+                                          classes[c][used[c]]));
+    first = std::min(first, layerMs[c][next]);
+  }
+  return {entry, first};
 }
 
 std::pair<double, double> ReplaySearch::layersLeft(unsigned next) {
@@ -612,6 +634,10 @@ double ReplaySearch::bound(unsigned numStages, unsigned next) {
     roundTrip.ms = tables ? leastRoundTrip : restSum;
     if (tables && !tables->response.empty())
       roundTrip.response = suffixResponse(next, left);
+    std::tie(roundTrip.entryMs, roundTrip.firstMs) =
+        tables ? std::make_pair(leastEntry, leastFirst) : leastEntryLeft(next);
+    if (roundTrip.entryMs == kInf || roundTrip.firstMs == kInf)
+      roundTrip.entryMs = roundTrip.firstMs = 0;
   }
   llvm::Expected<Simulation> simulation =
       replay(times, cuts, Schedule::OneFOneB, /*training=*/true, m,

@@ -150,6 +150,23 @@ llvm::Expected<Simulation> mlir::pipe::replay(ArrayRef<ReplayStage> costs,
         idleFrom = numStages;
   }
 
+  // Where the round trip counts a cut of its own into the stages from
+  // roundTrip.stage on: when each microbatch's activations arrive there
+  // over it, one at a time.
+  bool entry = training && schedule == Schedule::OneFOneB &&
+               roundTrip.stage > 0 && roundTrip.stage < numStages &&
+               (roundTrip.entryMs > 0 || roundTrip.firstMs > 0);
+  std::vector<double> &entryAt = space.entryAt;
+  if (entry)
+    entryAt.assign(m, 0);
+  double entryFree = 0;
+  // The gradient of `mb` leaves the first stage from roundTrip.stage on
+  // after its forward pass of this microbatch.
+  auto entryBound = [&](unsigned mb) {
+    unsigned after = std::min(mb + numStages - roundTrip.stage - 1, m - 1);
+    return entryAt[after] + roundTrip.firstMs + roundTrip.entryMs;
+  };
+
   // Runs step next[s] of stage s, whose inputs have arrived.
   auto run = [&](unsigned s, ProgramStep step) {
     unsigned mb = step.microbatch;
@@ -160,6 +177,8 @@ llvm::Expected<Simulation> mlir::pipe::replay(ArrayRef<ReplayStage> costs,
       if (!roundTrip.response.empty())
         at = std::max(at, activationAt[size_t(idleFrom) * m] +
                               roundTrip.response[mb]);
+      if (entry)
+        at = std::max(at, entryBound(mb));
     }
     if (step.phase == Phase::Forward) {
       double ready = activationAt[size_t(s) * m + mb];
@@ -172,6 +191,9 @@ llvm::Expected<Simulation> mlir::pipe::replay(ArrayRef<ReplayStage> costs,
         double send = std::max(end, downFree[s]);
         downFree[s] = record(SimEvent::Activation, s, mb, send, cut[s]);
         activationAt[size_t(s + 1) * m + mb] = downFree[s];
+        if (entry && s + 1 == roundTrip.stage)
+          entryAt[mb] = entryFree =
+              std::max(end, entryFree) + roundTrip.entryMs;
       }
     } else {
       double ready = gradientAt[size_t(s) * m + mb];
@@ -191,6 +213,8 @@ llvm::Expected<Simulation> mlir::pipe::replay(ArrayRef<ReplayStage> costs,
           if (!roundTrip.response.empty())
             arrival = std::max(arrival, activationAt[size_t(s) * m] +
                                             roundTrip.response[mb]);
+          if (entry)
+            arrival = std::max(arrival, entryBound(mb));
         }
         gradientAt[size_t(s - 1) * m + mb] = arrival;
       }

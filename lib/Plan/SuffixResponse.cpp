@@ -15,8 +15,11 @@
 // aₘ + R, with R its least round trip. Replaying the suffix's first stage
 // alone, with the gradients of the rest of it coming back at the larger of
 // those two bounds for the rest, gives such a bound E for the suffix; the
-// least over every first stage bounds every suffix of a cell. The dynamic
-// program runs over the cells from the last layer to the first. Only the
+// least over every first stage bounds every suffix of a cell. The rest's
+// own first stage takes in activations before it returns a gradient (its
+// warm-up), one at a time over the cut: each gradient also waits for
+// those. The dynamic program runs over the cells from the last layer to
+// the first. Only the
 // plans that replay below the tables' cap count: first stages longer than
 // such a plan has are left out.
 //
@@ -53,9 +56,14 @@ void mlir::pipe::tabulateResponses(const PlanProblem &problem,
     return;
 
   std::vector<unsigned> keyStages(numKeys, 0);
+  // Per key, the set of classes it has devices of.
+  std::vector<unsigned> keyClasses(numKeys, 0);
   for (unsigned key = 0; key < numKeys; ++key)
     for (unsigned c = 0; c < numClasses; ++c)
-      keyStages[key] += tables.devicesOf(key, c);
+      if (unsigned devices = tables.devicesOf(key, c)) {
+        keyStages[key] += devices;
+        keyClasses[key] |= 1u << c;
+      }
   unsigned numDevices = problem.numDevices();
   // At most this many steps: every stage after every cell replayed, and
   // every stage priced (kPricingSteps each).
@@ -127,7 +135,42 @@ void mlir::pipe::tabulateResponses(const PlanProblem &problem,
   tables.responseLayers = numLayers;
   tables.responseMicrobatches = m;
   std::vector<double> roundTrip(numCells, kInf);
-  std::vector<double> thereAndBack(numClasses * numClasses), forwardEnd(m);
+  std::vector<double> thereAndBack(numClasses * numClasses), forwardEnd(m),
+      arrival(m);
+  // The first stage of the rest of a suffix, at layer j, runs its backward
+  // pass of microbatch mb only after its forward pass of mb + (its stages)
+  // - 1 (stageProgram): the gradient comes back no sooner than those
+  // activations arrive there, one at a time over the cut, plus that
+  // stage's time (at least layer j's) and the cut back. Per layer j, class
+  // before the cut and set of classes after it: the least cut to one of
+  // them and least time of layer j on one. (Every set is a key's, and a
+  // key has at least one cell per class and layer: these tables are no
+  // larger than the cells.)
+  auto cutMs = [&](unsigned cut, unsigned from, unsigned to) {
+    return tables.leastLinks
+               ? problem.leastCutMs(cut, classes[from], classes[to])
+               : problem.classCutMs(cut, classes[from], classes[to]);
+  };
+  unsigned numSets = 1u << numClasses;
+  std::vector<double> entryCut(size_t(numLayers) * numClasses * numSets, kInf),
+      firstTime(size_t(numLayers) * numSets, kInf);
+  for (unsigned j = 1; j < numLayers; ++j) {
+    double *first = &firstTime[size_t(j) * numSets];
+    for (unsigned to = 0; to < numClasses; ++to) {
+      unsigned device = classes[to].front();
+      first[1u << to] = problem.layerForwardMs(j, device) +
+                        problem.layerBackwardMs(j, device);
+    }
+    for (unsigned set = 1; set < numSets; ++set)
+      first[set] = std::min(first[set & (set - 1)], first[set & -set]);
+    for (unsigned from = 0; from < numClasses; ++from) {
+      double *cut = &entryCut[(size_t(j) * numClasses + from) * numSets];
+      for (unsigned to = 0; to < numClasses; ++to)
+        cut[1u << to] = cutMs(j - 1, from, to);
+      for (unsigned set = 1; set < numSets; ++set)
+        cut[set] = std::min(cut[set & (set - 1)], cut[set & -set]);
+    }
+  }
   for (unsigned i = numLayers; i-- > 0;) {
     price(i);
     std::fill(cellBounds.begin(), cellBounds.end(), kInf);
@@ -185,14 +228,27 @@ void mlir::pipe::tabulateResponses(const PlanProblem &problem,
             continue;
           }
           const double *restBounds = &response[restRow];
-          double clock = 0;
-          for (unsigned mb = 0; mb < warmup; ++mb)
+          // The least cut into the rest and time of its first layer.
+          unsigned restClasses = keyClasses[rest];
+          double entry =
+              entryCut[(size_t(j) * numClasses + c) * numSets + restClasses];
+          double first = firstTime[size_t(j) * numSets + restClasses];
+          double clock = 0, entryFree = 0;
+          auto forwardPass = [&](unsigned mb) {
             forwardEnd[mb] = clock += f;
+            arrival[mb] = entryFree = std::max(clock, entryFree) + entry;
+          };
+          for (unsigned mb = 0; mb < warmup; ++mb)
+            forwardPass(mb);
           for (unsigned mb = 0; mb < m; ++mb) {
             if (warmup + mb < m)
-              forwardEnd[warmup + mb] = clock += f;
+              forwardPass(warmup + mb);
             double gradient = std::max(forwardEnd[0] + restBounds[mb],
                                        forwardEnd[mb] + restTrip);
+            if (entry < kInf)
+              gradient =
+                  std::max(gradient, arrival[std::min(mb + stages - 2, m - 1)] +
+                                         first + entry);
             clock = std::max(clock, gradient) + b;
             bounds[mb] = std::min(bounds[mb], clock);
           }

@@ -83,12 +83,21 @@ struct RoundTrip {
   /// than response[m] after the first microbatch's activations reach them.
   /// Not owned: it must outlive the replay.
   llvm::ArrayRef<double> response;
+  /// Also: the cut into them takes at least `entryMs` each way, one
+  /// microbatch at a time, and their first stage at least `firstMs` per
+  /// microbatch. That stage, at position p of S, runs its backward pass of
+  /// microbatch m only after its forward pass of min(m + S - p - 1, M - 1)
+  /// (stageProgram), so the gradient of m comes back no sooner than those
+  /// activations arrive there, plus `firstMs` and `entryMs`. (The stages
+  /// replayed from `stage` on take no time, nor their cuts: this is where
+  /// the cut's own throughput counts.)
+  double entryMs = 0, firstMs = 0;
 };
 
 /// Working space of replays, kept by callers that replay many times.
 struct ReplayScratch {
   std::vector<double> activationAt, gradientAt, forwardDone, deviceFree,
-      downFree, upFree, busy;
+      downFree, upFree, busy, entryAt;
   std::vector<unsigned> next;
   /// The stages in the order the last replay of this shape ran their
   /// steps: whatever the durations, each step's inputs come before it, so
