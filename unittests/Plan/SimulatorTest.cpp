@@ -213,10 +213,15 @@ TEST(Simulator, EntryStandInBoundsTheReplay) {
             ->iterationMs;
       };
       double without = standInReplay(nullptr);
-      roundTrip.entryMs = cut[k - 1];
+      // The first stage's time alone, then with the cut's.
       roundTrip.firstMs =
           stages[k].forwardMs + stages[k].recomputeMs + stages[k].backwardMs;
+      double firstOnly = standInReplay(nullptr);
+      EXPECT_LE(firstOnly, real * (1 + 1e-12))
+          << "trial " << trial << " k " << k;
+      roundTrip.entryMs = cut[k - 1];
       double bound = standInReplay(nullptr);
+      EXPECT_GE(bound, firstOnly);
       EXPECT_LE(bound, real * (1 + 1e-12)) << "trial " << trial << " k " << k;
       EXPECT_GE(bound, without);
       for (unsigned again = 0; again < 2; ++again)

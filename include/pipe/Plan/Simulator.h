@@ -84,9 +84,10 @@ struct RoundTrip {
   /// Not owned: it must outlive the replay.
   llvm::ArrayRef<double> response;
   /// Also: the cut into them takes at least `entryMs` each way, one
-  /// microbatch at a time, and their first stage at least `firstMs` per
-  /// microbatch. That stage, at position p of S, runs its backward pass of
-  /// microbatch m only after its forward pass of min(m + S - p - 1, M - 1)
+  /// microbatch at a time, and their first stage's forward pass of one
+  /// microbatch and backward pass of another at least `firstMs`. That
+  /// stage, at position p of S, runs its backward pass of microbatch m
+  /// only after its forward pass of min(m + S - p - 1, M - 1)
   /// (stageProgram), so the gradient of m comes back no sooner than those
   /// activations arrive there, plus `firstMs` and `entryMs`. (The stages
   /// replayed from `stage` on take no time, nor their cuts: this is where
