@@ -539,16 +539,18 @@ double ReplaySearch::suffixBound(unsigned numStages, unsigned next) {
     // it: their round trips do not count. The least of them is the first
     // whose bound is below it.
     // (Tested as `least` is computed: a bound below the cutoff counts.)
+    double sum = kInf;
     if (k != points.begin() && before + (k - 1)->leastUpTo < cutoff()) {
       const SuffixPoint *counted = std::partition_point(
           points.begin(), k, [&](const SuffixPoint &point) {
             return before + point.leastUpTo >= cutoff();
           });
-      leastRoundTrip = std::min(leastRoundTrip, counted->sum + 2 * x);
-      leastEntry = std::min(leastEntry, x);
-      leastFirst = std::min(leastFirst, layerMs[first][next]);
+      sum = counted->sum;
     } else if (within && before + within->sum + slowest < cutoff()) {
-      leastRoundTrip = std::min(leastRoundTrip, within->sum + 2 * x);
+      sum = within->sum;
+    }
+    if (sum < kInf) {
+      leastRoundTrip = std::min(leastRoundTrip, sum + 2 * x);
       leastEntry = std::min(leastEntry, x);
       leastFirst = std::min(leastFirst, layerMs[first][next]);
     }

@@ -19,9 +19,8 @@
 // own first stage takes in activations before it returns a gradient (its
 // warm-up), one at a time over the cut: each gradient also waits for
 // those. The dynamic program runs over the cells from the last layer to
-// the first. Only the
-// plans that replay below the tables' cap count: first stages longer than
-// such a plan has are left out.
+// the first. Only the plans that replay below the tables' cap count: first
+// stages longer than such a plan has are left out.
 //
 //===----------------------------------------------------------------------===//
 
@@ -135,8 +134,7 @@ void mlir::pipe::tabulateResponses(const PlanProblem &problem,
   tables.responseLayers = numLayers;
   tables.responseMicrobatches = m;
   std::vector<double> roundTrip(numCells, kInf);
-  std::vector<double> thereAndBack(numClasses * numClasses), forwardEnd(m),
-      arrival(m);
+  std::vector<double> forwardEnd(m), arrival(m);
   // The first stage of the rest of a suffix, at layer j, runs its backward
   // pass of microbatch mb only after its forward pass of mb + (its stages)
   // - 1 (stageProgram): the gradient comes back no sooner than those
@@ -145,7 +143,8 @@ void mlir::pipe::tabulateResponses(const PlanProblem &problem,
   // before the cut and set of classes after it: the least cut to one of
   // them and least time of layer j on one. (Every set is a key's, and a
   // key has at least one cell per class and layer: these tables are no
-  // larger than the cells.)
+  // larger than the cells.) A singleton set's cut is also the transfer
+  // into a cell from the class before it.
   auto cutMs = [&](unsigned cut, unsigned from, unsigned to) {
     return tables.leastLinks
                ? problem.leastCutMs(cut, classes[from], classes[to])
@@ -267,12 +266,6 @@ void mlir::pipe::tabulateResponses(const PlanProblem &problem,
                        cellBounds[(size_t(key) * numClasses + c) * m + m - 1]);
       break;
     }
-    for (unsigned from = 0; from < numClasses; ++from)
-      for (unsigned c = 0; c < numClasses; ++c)
-        thereAndBack[from * numClasses + c] =
-            2 * (tables.leastLinks
-                     ? problem.leastCutMs(i - 1, classes[from], classes[c])
-                     : problem.classCutMs(i - 1, classes[from], classes[c]));
     for (unsigned key = 1; key < numKeys; ++key)
       for (unsigned c = 0; c < numClasses; ++c) {
         double trip = cellTrips[size_t(key) * numClasses + c];
@@ -280,7 +273,10 @@ void mlir::pipe::tabulateResponses(const PlanProblem &problem,
           continue;
         const double *bounds = &cellBounds[(size_t(key) * numClasses + c) * m];
         for (unsigned from = 0; from < numClasses; ++from) {
-          double there = thereAndBack[from * numClasses + c];
+          // The cut at layer i there and back.
+          double there =
+              2 *
+              entryCut[(size_t(i) * numClasses + from) * numSets + (1u << c)];
           size_t row = tables.responseRow(i, key, from);
           roundTrip[row / m] = std::min(roundTrip[row / m], there + trip);
           for (unsigned mb = 0; mb < m; ++mb)
