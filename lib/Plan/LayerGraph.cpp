@@ -156,6 +156,7 @@ llvm::Expected<LayerGraph> mlir::pipe::buildLayerGraph(func::FuncOp func) {
                       "ops take more than 2^60 FLOPs per microbatch");
     layer.ops.push_back(cost);
     graph.layerOfLocation.try_emplace(op.getLoc(), layerIndex);
+    graph.layerOfOp.push_back({&op, layerIndex});
     int64_t results = 0;
     for (Value result : op.getResults())
       results += tensorBytes(result.getType());

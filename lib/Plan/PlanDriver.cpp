@@ -2,6 +2,8 @@
 
 #include "pipe/Plan/PlanDriver.h"
 
+#include "pipe/Dialect/Pipe/IR/PipeOps.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -15,24 +17,6 @@
 
 using namespace mlir;
 using namespace mlir::pipe;
-
-static const char *scheduleName(const PlanOptions &options) {
-  if (!options.training)
-    return "inference";
-  return options.schedule == Schedule::GPipe ? "gpipe" : "1f1b";
-}
-
-static const char *recomputeName(Recompute recompute) {
-  switch (recompute) {
-  case Recompute::None:
-    return "none";
-  case Recompute::Selective:
-    return "selective";
-  case Recompute::Full:
-    return "full";
-  }
-  return "none";
-}
 
 /// This host's CPU: its hardware threads and physical memory.
 static Cluster hostCluster() {
@@ -87,7 +71,7 @@ llvm::Expected<PlanResult> mlir::pipe::planModule(ModuleOp module,
           "--cut-after: {0} nodes apart are called '{1}'; a cut point needs "
           "a name no other node has",
           matches, name));
-    if (!found && request.foldedNodes.contains(name))
+    if (!found && request.knownNodes.contains(name))
       return llvm::createStringError(
           "--cut-after: node '" + name +
           "' only computes constants, which compilation folds away; cut "
@@ -191,146 +175,6 @@ llvm::Expected<PlanResult> mlir::pipe::planModule(ModuleOp module,
   return result;
 }
 
-void mlir::pipe::writePlanJSON(const PlanResult &result,
-                               const PlanOptions &options,
-                               llvm::raw_ostream &os) {
-  const PipelinePlan &plan = result.plan;
-  llvm::json::Array stages;
-  double optimizerMs = 0;
-  for (auto [s, stage] : llvm::enumerate(plan.stages)) {
-    const Device &device = result.cluster.devices[stage.device];
-    const StageCost &cost = result.costs[s];
-    const StageMemory &memory = cost.memory;
-    optimizerMs = std::max(optimizerMs, cost.optimizerMs);
-    std::string arch = device.spec.isCPU() ? "cpu" : device.spec.arch();
-    stages.push_back(llvm::json::Object{
-        {"index", int64_t(s)},
-        {"device", device.name},
-        {"kind", device.spec.kind},
-        {"host", device.host},
-        {"arch", arch},
-        {"ops", int64_t(cost.ops)},
-        {"layers", int64_t(stage.end - stage.begin)},
-        {"flops", cost.flops},
-        {"param_bytes", memory.parameters},
-        {"predicted_compute_ms", double(options.microbatches) * cost.busyMs()},
-        {"forward_ms", cost.forwardMs},
-        {"backward_ms", cost.backwardMs},
-        {"recompute_ms", cost.recomputeMs},
-        {"optimizer_ms", cost.optimizerMs},
-        {"predicted_peak_memory_bytes", memory.total()},
-        {"memory_capacity_bytes", result.capacityBytes[s]},
-        {"memory",
-         llvm::json::Object{
-             {"parameters", memory.parameters},
-             {"gradients", memory.gradients},
-             {"optimizer_state", memory.optimizerState},
-             {"stash_per_microbatch", memory.stashPerMicrobatch},
-             {"microbatches_in_flight", memory.microbatchesInFlight},
-             {"recompute_buffer", memory.recomputeBuffer},
-             {"workspace", memory.workspace}}},
-        {"recompute", recomputeName(stage.recompute)},
-        {"first_node", result.graph.layers[stage.begin].name},
-        {"last_node", result.graph.layers[stage.end - 1].name},
-        {"send_bytes", result.sendBytes[s]},
-        {"send_ms", result.sendMs[s]}});
-  }
-  // Every layer (cut candidate) with its work and the parameters it is the
-  // first to read.
-  llvm::json::Array layers;
-  std::vector<bool> seen(result.graph.params.size(), false);
-  for (const PlanLayer &layer : result.graph.layers) {
-    int64_t flops = 0, params = 0, backwardFlops = 0;
-    for (const OpCost &cost : layer.ops) {
-      flops += cost.flops;
-      if (!result.graph.derivedBackward)
-        backwardFlops += backwardCost(cost).flops;
-    }
-    for (const OpCost &cost : layer.backwardOps)
-      backwardFlops += cost.flops;
-    for (unsigned p : layer.params)
-      if (!seen[p]) {
-        seen[p] = true;
-        params += result.graph.params[p].bytes;
-      }
-    llvm::json::Object entry{
-        {"name", layer.name}, {"flops", flops}, {"param_bytes", params}};
-    if (options.training)
-      entry["backward_flops"] = backwardFlops;
-    layers.push_back(std::move(entry));
-  }
-  llvm::json::Object root{
-      {"schedule", scheduleName(options)},
-      {"training", options.training},
-      {"microbatches", options.microbatches},
-      {"predicted_iteration_ms", plan.predictedIterationMs},
-      {"predicted_step_ms", plan.predictedStepMs},
-      {"objective_ms", plan.objectiveMs},
-      {"search_objective_ms", plan.optimalObjectiveMs},
-      {"lower_bound_ms", result.lowerBoundMs},
-      {"bubble_fraction", plan.bubbleFraction},
-      {"optimizer_ms", optimizerMs},
-      {"exact", plan.exact},
-      {"backward_pricing", options.training ? result.backwardPricing : "none"},
-      {"objective_gap_bound", plan.gapBound},
-      {"iteration_exact", plan.iterationExact},
-      {"iteration_gap_bound", plan.iterationGapBound},
-      {"planner_seconds", result.plannerSeconds},
-      {"layers", std::move(layers)},
-      {"devices", int64_t(result.cluster.devices.size())},
-      {"stages", std::move(stages)}};
-  os << llvm::formatv("{0:2}", llvm::json::Value(std::move(root))) << "\n";
-}
-
-void mlir::pipe::printPlanTable(const PlanResult &result,
-                                const PlanOptions &options,
-                                llvm::raw_ostream &os) {
-  const PipelinePlan &plan = result.plan;
-  os << llvm::formatv("{0,-5} {1,-10} {2,-10} {3,6} {4,10} {5,10} {6,10} "
-                      "{7,21} {8,-9} {9}\n",
-                      "stage", "device", "kind", "ops", "fwd GFLOP", "params",
-                      "busy ms", "memory / capacity", "recompute", "nodes");
-  for (auto [s, stage] : llvm::enumerate(plan.stages)) {
-    const Device &device = result.cluster.devices[stage.device];
-    const StageCost &cost = result.costs[s];
-    std::string memory = formatBytes(cost.memory.total()) + " / " +
-                         formatBytes(result.capacityBytes[s]);
-    os << llvm::formatv(
-        "{0,-5} {1,-10} {2,-10} {3,6} {4,10:F2} {5,10} {6,10:F3} {7,21} "
-        "{8,-9} {9} .. {10}\n",
-        s, device.name, device.spec.kind, cost.ops, double(cost.flops) / 1e9,
-        formatBytes(cost.memory.parameters),
-        double(options.microbatches) * cost.busyMs(), memory,
-        recomputeName(stage.recompute), result.graph.layers[stage.begin].name,
-        result.graph.layers[stage.end - 1].name);
-  }
-  std::string proof =
-      plan.iterationExact
-          ? "the least the options allow"
-          : llvm::formatv("at most {0:F1}% above the least the options allow",
-                          100 * plan.iterationGapBound)
-                .str();
-  // Three decimals, or three significant digits below a microsecond,
-  // which three decimals would print as 0.000.
-  auto milliseconds = [](double ms) {
-    return (ms > 0 && ms < 1e-3 ? llvm::formatv("{0:E2}", ms)
-                                : llvm::formatv("{0:F3}", ms))
-        .str();
-  };
-  std::string step = options.training
-                         ? ", " + milliseconds(plan.predictedStepMs) +
-                               " ms with the optimizer updates"
-                         : "";
-  os << llvm::formatv(
-      "{0} with {1} microbatch{2}: predicted iteration {3} ms ({4}){5}, "
-      "bubble {6:F1}%, lower bound {7} ms (planned in {8:F3} s)\n",
-      scheduleName(options), options.microbatches,
-      options.microbatches == 1 ? "" : "es",
-      milliseconds(plan.predictedIterationMs), proof, step,
-      100 * plan.bubbleFraction, milliseconds(result.lowerBoundMs),
-      result.plannerSeconds);
-}
-
 /// Writes a temporary file of a unique name next to `path` with `write`
 /// (llvm::sys::fs::TempFile: removed on a crash or a signal too), for the
 /// caller to keep under `path` once every output is written, or discard.
@@ -369,9 +213,23 @@ static std::string realFilePath(llvm::StringRef path) {
   return real.str().str();
 }
 
-llvm::Error mlir::pipe::emitPlan(ModuleOp module, const PlanRequest &request,
-                                 llvm::StringRef outDir,
-                                 llvm::raw_ostream &table) {
+llvm::Error mlir::pipe::writeTimeline(const PlanResult &result,
+                                      llvm::StringRef path) {
+  llvm::Expected<llvm::sys::fs::TempFile> file =
+      writeTemporary(path, [&](llvm::raw_ostream &os) {
+        writeChromeTrace(result.cluster, result.plan.stages, result.simulation,
+                         os);
+      });
+  if (!file)
+    return file.takeError();
+  if (llvm::Error error = file->keep(path))
+    return llvm::createStringError("cannot write '" + path +
+                                   "': " + llvm::toString(std::move(error)));
+  return llvm::Error::success();
+}
+
+llvm::Expected<PlanOutputs> PlanOutputs::create(llvm::StringRef outDir,
+                                                llvm::StringRef timelinePath) {
   if (outDir.empty() || outDir == "-")
     return llvm::createStringError(
         "--emit=plan needs an output folder: -o OUT");
@@ -386,67 +244,69 @@ llvm::Error mlir::pipe::emitPlan(ModuleOp module, const PlanRequest &request,
           "'" + outDir +
           "' exists and is not a pipe output folder; refusing to overwrite it");
   }
-  bool trace = !request.timelinePath.empty();
-  if (trace && llvm::sys::fs::is_directory(request.timelinePath))
-    return llvm::createStringError("--timeline '" + request.timelinePath +
-                                   "' is a folder");
-  llvm::Expected<PlanResult> result = planModule(module, request);
-  if (!result)
-    return result.takeError();
-
+  PlanOutputs outputs;
+  outputs.outDir = outDir.str();
+  outputs.timelinePath = timelinePath.str();
+  outputs.timelineExisted =
+      !timelinePath.empty() && llvm::sys::fs::exists(timelinePath);
   // The folders this run makes, deepest first, to remove if it fails.
-  llvm::SmallVector<std::string> made;
   for (llvm::SmallString<256> folder(outDir);
        !folder.empty() && !llvm::sys::fs::exists(folder);
        llvm::sys::path::remove_filename(folder))
-    made.push_back(folder.str().str());
-  std::optional<llvm::sys::fs::TempFile> timeline, plan;
+    outputs.made.push_back(folder.str().str());
+  if (!timelinePath.empty() && llvm::sys::fs::is_directory(timelinePath))
+    return llvm::createStringError("--timeline '" + timelinePath +
+                                   "' is a folder");
+  if (std::error_code error = llvm::sys::fs::create_directories(outDir)) {
+    outputs.discard();
+    return llvm::createStringError("cannot create '" + outDir +
+                                   "': " + error.message());
+  }
+  // Now that the folder exists, its links resolve.
+  if (!timelinePath.empty() &&
+      realFilePath(timelinePath) == realFilePath(planPath)) {
+    outputs.discard();
+    return llvm::createStringError(
+        "--timeline '" + timelinePath +
+        "' is the plan.json the plan goes to; write the trace elsewhere");
+  }
+  return outputs;
+}
+
+void PlanOutputs::discard() {
+  if (committed)
+    return;
+  if (!timelinePath.empty() && !timelineExisted)
+    llvm::sys::fs::remove(timelinePath);
+  for (const std::string &folder : made)
+    llvm::sys::fs::remove(folder);
+  made.clear();
+}
+
+llvm::Error PlanOutputs::write(ModuleOp module, llvm::raw_ostream &table) {
+  auto plan = module->getAttrOfType<PlanAttr>(kPlanAttrName);
+  if (!plan)
+    return llvm::createStringError(
+        "the module has no plan (pipe.plan); run --pipe-plan first");
+  llvm::json::Object json = planToJSON(plan);
+  std::string planPath = outDir + "/plan.json";
+
   auto fail = [&](llvm::Error error) {
-    for (std::optional<llvm::sys::fs::TempFile> *file : {&timeline, &plan})
-      if (*file && !(*file)->TmpName.empty())
-        llvm::consumeError((*file)->discard());
-    for (const std::string &folder : made)
-      llvm::sys::fs::remove(folder);
+    discard();
     return error;
   };
-  auto keep = [&](llvm::sys::fs::TempFile &file, llvm::StringRef path) {
-    return llvm::handleErrors(file.keep(path), [&](const llvm::ECError &e) {
-      return llvm::createStringError("cannot write '" + path +
-                                     "': " + e.convertToErrorCode().message());
-    });
-  };
-  if (std::error_code error = llvm::sys::fs::create_directories(outDir))
-    return fail(llvm::createStringError("cannot create '" + outDir +
-                                        "': " + error.message()));
-  // Now that the folder exists, its links resolve.
-  if (trace && realFilePath(request.timelinePath) == realFilePath(planPath))
-    return fail(llvm::createStringError(
-        "--timeline '" + request.timelinePath +
-        "' is the plan.json the plan goes to; write the trace elsewhere"));
-
-  if (trace) {
-    llvm::Expected<llvm::sys::fs::TempFile> file =
-        writeTemporary(request.timelinePath, [&](llvm::raw_ostream &os) {
-          writeChromeTrace(result->cluster, result->plan.stages,
-                           result->simulation, os);
-        });
-    if (!file)
-      return fail(file.takeError());
-    timeline.emplace(std::move(*file));
-  }
   llvm::Expected<llvm::sys::fs::TempFile> file =
       writeTemporary(planPath, [&](llvm::raw_ostream &os) {
-        writePlanJSON(*result, request.options, os);
+        os << llvm::formatv("{0:2}",
+                            llvm::json::Value(llvm::json::Object(json)))
+           << "\n";
       });
   if (!file)
     return fail(file.takeError());
-  plan.emplace(std::move(*file));
-  // plan.json last: a folder with it is a finished output.
-  if (timeline)
-    if (llvm::Error error = keep(*timeline, request.timelinePath))
-      return fail(std::move(error));
-  if (llvm::Error error = keep(*plan, planPath))
-    return fail(std::move(error));
-  printPlanTable(*result, request.options, table);
+  if (llvm::Error error = file->keep(planPath))
+    return fail(llvm::createStringError("cannot write '" + planPath + "': " +
+                                        llvm::toString(std::move(error))));
+  committed = true;
+  printPlanTable(json, table);
   return llvm::Error::success();
 }

@@ -8,6 +8,7 @@
 
 #include "pipe/Dialect/Pipe/IR/PipeDialect.h"
 #include "pipe/Import/ONNX/ImportONNX.h"
+#include "pipe/Pipelines/Pipelines.h"
 #include "pipe/Plan/PlanDriver.h"
 #include "pipe/Target/CPU/CPUTarget.h"
 #include "pipe/Transforms/Passes.h"
@@ -22,8 +23,10 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/Timing.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/Sequence.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -292,71 +295,21 @@ static pipe::OptimizerOptions optimizerOptions() {
   return options;
 }
 
-/// Parses `input` and prepares it for planning and code generation:
-/// canonicalization, CSE and, without --train, inference mode; with
-/// --train and `trainingStep`, the gradients and the optimizer step. Null
-/// after printing the errors.
-static OwningOpRef<ModuleOp>
-prepareModule(std::unique_ptr<llvm::MemoryBuffer> input, MLIRContext &context,
-              llvm::SourceMgr &sourceMgr,
-              llvm::StringSet<> *foldedNodes = nullptr,
-              bool trainingStep = false) {
-  sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
-  if (!module)
-    return nullptr;
-  llvm::StringSet<> before;
-  if (foldedNodes)
-    module->walk([&](Operation *op) {
-      if (auto name = dyn_cast<NameLoc>(op->getLoc()))
-        before.insert(name.getName().strref());
-    });
-  PassManager pm(&context);
-  if (train) {
-    pipe::PrepareTrainingOptions options;
-    options.loss = lossName;
-    options.freeze.assign(freezePatterns.begin(), freezePatterns.end());
-    pm.addPass(pipe::createPrepareTraining(options));
-  }
-  pm.addPass(createCanonicalizerPass());
-  // Without --train the program is an inference pipeline; training-mode
-  // batch normalization whose updated statistics the model returns stays.
+/// The compilation options of the command line, for `module`.
+static pipe::CompileOptions compileOptions(ModuleOp module) {
+  pipe::CompileOptions compile;
+  compile.train = train;
+  compile.loss = lossName;
+  compile.freeze.assign(freezePatterns.begin(), freezePatterns.end());
   // A module that already returns gradients (--pipe-autodiff's output) is
   // a training program: its forward pass keeps its training-mode ops.
-  auto main = module->lookupSymbol<func::FuncOp>("main");
-  bool differentiated =
-      main && llvm::any_of(llvm::seq(main.getNumResults()), [&](unsigned i) {
+  auto main = module.lookupSymbol<func::FuncOp>("main");
+  compile.inferenceMode =
+      !main || llvm::none_of(llvm::seq(main.getNumResults()), [&](unsigned i) {
         return main.getResultAttr(i, "pipe.grad_of") != nullptr;
       });
-  if (!train && !differentiated)
-    pm.addPass(pipe::createInferenceMode());
-  pm.addPass(createCSEPass());
-  pm.addPass(createCanonicalizerPass());
-  if (train && trainingStep) {
-    pm.addPass(pipe::createAutodiff());
-    pm.addPass(pipe::createUpdateStatistics());
-    pm.addPass(createCanonicalizerPass());
-    pm.addPass(createCSEPass());
-    pm.addPass(pipe::createOptimizer(optimizerOptions()));
-  }
-  if (failed(pm.run(*module)))
-    return nullptr;
-  if (foldedNodes) {
-    llvm::StringSet<> after;
-    module->walk([&](Operation *op) {
-      if (auto name = dyn_cast<NameLoc>(op->getLoc()))
-        after.insert(name.getName().strref());
-    });
-    for (const auto &name : before)
-      if (!after.contains(name.getKey()))
-        foldedNodes->insert(name.getKey());
-  }
-  return module;
-}
-
-/// The planning options of the command line.
-static pipe::PlanRequest planRequest() {
-  pipe::PlanRequest request;
+  compile.optimizer = optimizerOptions();
+  pipe::PlanRequest &request = compile.plan;
   request.clusterPath = clusterPath;
   request.timelinePath = timelinePath;
   request.partition = partition;
@@ -389,14 +342,15 @@ static pipe::PlanRequest planRequest() {
                             ? pipe::Optimizer::Adam
                         : momentum != 0 ? pipe::Optimizer::SGDMomentum
                                         : pipe::Optimizer::SGD;
-  return request;
+  return compile;
 }
 
 /// `--emit=plan|sources|binaries`: parses `input`, then plans it or lowers
 /// it, writing into the folder `outDir`.
 static int compileProgram(std::unique_ptr<llvm::MemoryBuffer> input,
                           StringRef inputPath, StringRef outDir,
-                          DialectRegistry &registry) {
+                          DialectRegistry &registry,
+                          const MlirOptMainConfig &config) {
   if (targetKind != "cpu") {
     llvm::errs() << "error: unknown --target '" << targetKind
                  << "' (known: cpu)\n";
@@ -480,41 +434,80 @@ static int compileProgram(std::unique_ptr<llvm::MemoryBuffer> input,
     llvm::errs() << "error: --timeline needs --emit=plan\n";
     return 1;
   }
+  std::optional<pipe::PlanOutputs> planOutputs;
+  if (planOnly) {
+    llvm::Expected<pipe::PlanOutputs> outputs =
+        pipe::PlanOutputs::create(outDir, timelinePath);
+    if (!outputs) {
+      llvm::errs() << inputPath
+                   << ": error: " << llvm::toString(outputs.takeError())
+                   << "\n";
+      return 1;
+    }
+    planOutputs.emplace(std::move(*outputs));
+  }
+  // Whatever fails from here leaves no partial output.
+  auto discard = llvm::make_scope_exit([&] {
+    if (planOutputs)
+      planOutputs->discard();
+  });
   MLIRContext context(registry);
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return 1;
   // Ops imported from ONNX carry loc("<node>"("<op type>"(file))), and
   // the module and @main the model file at line 0: report those by node,
-  // or by file; everything else by source line.
+  // or by file, and so errors on the module; everything else by source
+  // line.
+  Location moduleLoc = module->getLoc();
   ScopedDiagnosticHandler nodeHandler(&context, [&](Diagnostic &diag) {
     auto file = dyn_cast<FileLineColLoc>(diag.getLocation());
     auto name = dyn_cast<NameLoc>(diag.getLocation());
-    bool wholeFile = file && file.getLine() == 0;
+    bool wholeFile =
+        (file && file.getLine() == 0) || diag.getLocation() == moduleLoc;
     if (!wholeFile && (!name || !isa<NameLoc>(name.getChildLoc())))
       return failure();
     printImportDiagnostic(diag, inputPath);
     return success();
   });
-  pipe::PlanRequest request = planRequest();
-  OwningOpRef<ModuleOp> module =
-      prepareModule(std::move(input), context, sourceMgr,
-                    planOnly ? &request.foldedNodes : nullptr,
-                    /*trainingStep=*/!planOnly);
-  if (!module)
+
+  pipe::CompileOptions options = compileOptions(*module);
+  if (planOnly)
+    module->walk([&](Operation *op) {
+      if (auto name = dyn_cast<NameLoc>(op->getLoc()))
+        options.plan.knownNodes.insert(name.getName().strref());
+    });
+  // The command line's pass-manager options and passes apply here as in
+  // mlir-opt mode: the passes run first, then the compilation pipeline.
+  DefaultTimingManager timing;
+  applyDefaultTimingManagerCLOptions(timing);
+  PassManager pm(&context);
+  pm.enableVerifier(config.shouldVerifyPasses());
+  if (failed(applyPassManagerCLOptions(pm)))
+    return 1;
+  TimingScope rootTiming = timing.getRootScope();
+  pm.enableTiming(rootTiming);
+  if (failed(config.setupPassPipeline(pm)))
+    return 1;
+  pipe::buildCompilePipeline(
+      pm, options, planOnly ? pipe::EmitLevel::Plan : pipe::EmitLevel::Program);
+  if (failed(pm.run(*module)))
     return 1;
   if (planOnly) {
-    if (llvm::Error error =
-            pipe::emitPlan(*module, request, outDir, llvm::outs())) {
+    if (llvm::Error error = planOutputs->write(*module, llvm::outs())) {
       llvm::errs() << inputPath
                    << ": error: " << llvm::toString(std::move(error)) << "\n";
       return 1;
     }
     return 0;
   }
-  pipe::CPUTargetOptions options;
-  options.compile = emitKind == "binaries";
-  options.microbatches = microbatches;
-  if (failed(pipe::emitCPUProgram(*module, outDir, options)))
+  pipe::CPUTargetOptions target;
+  target.compile = emitKind == "binaries";
+  target.microbatches = microbatches;
+  if (failed(pipe::emitCPUProgram(*module, outDir, target)))
     return 1;
   return 0;
 }
@@ -525,6 +518,7 @@ int main(int argc, char **argv) {
   registerSymbolDCEPass();
   registerInlinerPass();
   pipe::registerPipePasses();
+  pipe::registerPipePipelines();
 
   DialectRegistry registry;
   registry.insert<pipe::PipeDialect, func::FuncDialect, arith::ArithDialect,
@@ -553,7 +547,7 @@ int main(int argc, char **argv) {
 
   if (emitKind == "plan" || emitKind == "sources" || emitKind == "binaries")
     return compileProgram(std::move(input), inputFilename, outputFilename,
-                          registry);
+                          registry, config);
   if (emitKind != "mlir") {
     llvm::errs() << "error: unknown --emit '" << emitKind
                  << "' (known: mlir, plan, sources, binaries)\n";

@@ -1,5 +1,4 @@
-//===- PlanDriver.h - `pipe-opt --emit=plan` ---------------------*- C++
-//-*-===//
+//===- PlanDriver.h - plan a module, record and print the plan --*- C++ -*-===//
 //
 // Plans a module for a cluster and writes the result: OUT/plan.json, a table
 // of the stages on a stream and, on request, a Chrome-trace timeline.
@@ -9,11 +8,13 @@
 #ifndef PIPE_PLAN_PLANDRIVER_H
 #define PIPE_PLAN_PLANDRIVER_H
 
+#include "pipe/Dialect/Pipe/IR/PipeOps.h"
 #include "pipe/Plan/Planner.h"
 #include "pipe/Plan/Simulator.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <string>
@@ -34,9 +35,10 @@ struct PlanRequest {
   /// A baseline strategy instead of the planner's own cuts; its stages go
   /// to the devices in cluster order unless a device order is given.
   Partition partition = Partition::Auto;
-  /// Nodes of the model that compilation folded into constants, to tell
-  /// them apart from names that were never there.
-  llvm::StringSet<> foldedNodes;
+  /// The ONNX nodes of the model as imported, before compilation folded
+  /// some into constants: a cut point among them that no layer has left
+  /// only computed constants. Empty: not known.
+  llvm::StringSet<> knownNodes;
   /// Where the Chrome trace goes; empty for none.
   std::string timelinePath;
 };
@@ -64,18 +66,46 @@ struct PlanResult {
 llvm::Expected<PlanResult> planModule(ModuleOp module,
                                       const PlanRequest &request);
 
-/// Writes `result` as JSON (see docs/planner.md for the keys).
-void writePlanJSON(const PlanResult &result, const PlanOptions &options,
-                   llvm::raw_ostream &os);
+/// The plan as plan.json's object (see docs/planner.md for the keys).
+llvm::json::Object planToJSON(const PlanResult &result,
+                              const PlanOptions &options);
 
-/// Prints a table of the stages.
-void printPlanTable(const PlanResult &result, const PlanOptions &options,
-                    llvm::raw_ostream &os);
+/// Records the plan in the IR: `pipe.plan` (#pipe.plan) on the module, and
+/// on every op of @main that belongs to a layer its stage as `pipe.stage`.
+void recordPlan(ModuleOp module, const PlanResult &result,
+                const PlanOptions &options);
 
-/// Plans `module` and writes OUT/plan.json (created atomically), the table
-/// on `table` and the timeline if requested.
-llvm::Error emitPlan(ModuleOp module, const PlanRequest &request,
-                     llvm::StringRef outDir, llvm::raw_ostream &table);
+/// plan.json's object, from the plan recorded in the IR.
+llvm::json::Object planToJSON(PlanAttr plan);
+
+/// Prints a table of the stages of plan.json's object.
+void printPlanTable(const llvm::json::Object &plan, llvm::raw_ostream &os);
+
+/// Writes the simulated iteration of `result` as a Chrome trace to `path`,
+/// atomically.
+llvm::Error writeTimeline(const PlanResult &result, llvm::StringRef path);
+
+/// The output folder of `--emit=plan`, checked and made before planning,
+/// so that the timeline can go into it: it must be empty, missing, or an
+/// earlier output. If the run fails, discard() removes what it made.
+class PlanOutputs {
+public:
+  static llvm::Expected<PlanOutputs> create(llvm::StringRef outDir,
+                                            llvm::StringRef timelinePath);
+
+  /// Writes OUT/plan.json (atomically) from the plan recorded in `module`,
+  /// and the table on `table`; discards the outputs if that fails.
+  llvm::Error write(ModuleOp module, llvm::raw_ostream &table);
+
+  /// Removes the timeline and the folders this run made.
+  void discard();
+
+private:
+  std::string outDir, timelinePath;
+  /// The folders this run made, deepest first.
+  llvm::SmallVector<std::string> made;
+  bool timelineExisted = false, committed = false;
+};
 
 } // namespace pipe
 } // namespace mlir

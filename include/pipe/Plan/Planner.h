@@ -86,6 +86,8 @@ struct LayerGraph {
   bool derivedBackward = false;
   /// The layer of each op location of the function it was built from.
   llvm::DenseMap<Location, unsigned> layerOfLocation;
+  /// The layer of each op of that function that belongs to one, in order.
+  std::vector<std::pair<Operation *, unsigned>> layerOfOp;
 
   /// Bytes of the values produced at or before layer `c` and read after
   /// it, for every cut c in [0, layers.size() - 1). Values that skip a

@@ -24,9 +24,8 @@
 namespace mlir {
 namespace pipe {
 
-/// A step of a stage's program.
-enum class Phase { Forward, Backward };
-
+/// A step of a stage's program: the forward or backward pass of one
+/// microbatch.
 struct ProgramStep {
   Phase phase;
   unsigned microbatch;

@@ -3,13 +3,13 @@
 #ifndef PIPE_PLAN_STAGEMEMORY_H
 #define PIPE_PLAN_STAGEMEMORY_H
 
+#include "pipe/Dialect/Pipe/IR/PipeEnums.h"
+
 #include <cstdint>
 
 namespace mlir {
 namespace pipe {
 
-enum class Schedule { GPipe, OneFOneB };
-enum class Recompute { None, Selective, Full };
 enum class Optimizer { None, SGD, SGDMomentum, Adam };
 
 /// Where a stage sits in its pipeline and how the pipeline runs.

@@ -15,13 +15,36 @@
 
 #include "pipe/Dialect/Pipe/IR/PipeDialect.h"
 
-#include "pipe/Dialect/Pipe/IR/PipeEnums.h.inc"
+#include "pipe/Dialect/Pipe/IR/PipeEnums.h"
 
 #define GET_ATTRDEF_CLASSES
 #include "pipe/Dialect/Pipe/IR/PipeAttrs.h.inc"
 
 namespace mlir {
 namespace pipe {
+
+/// The module attribute that holds the plan (a #pipe.plan), set by
+/// --pipe-plan.
+constexpr llvm::StringLiteral kPlanAttrName = "pipe.plan";
+/// The attribute of an op that holds the index of its stage (i64).
+constexpr llvm::StringLiteral kStageAttrName = "pipe.stage";
+/// The attribute of an op that holds its phase (#pipe.phase).
+constexpr llvm::StringLiteral kPhaseAttrName = "pipe.phase";
+/// The result attribute of @main that names the parameter whose gradient
+/// the result is.
+constexpr llvm::StringLiteral kGradOfAttrName = "pipe.grad_of";
+/// The result attribute that names the parameter a result is written to.
+constexpr llvm::StringLiteral kAssignAttrName = "pipe.assign";
+/// The attribute of a pipe.stage that holds its program (an array of
+/// #pipe.step), set by --pipe-schedule.
+constexpr llvm::StringLiteral kProgramAttrName = "pipe.program";
+/// The module attribute --pipe-verify-schedule sets once it has proven the
+/// stages' programs complete and deadlock-free.
+constexpr llvm::StringLiteral kScheduleVerifiedAttrName =
+    "pipe.schedule_verified";
+/// The result attribute of a stage's @forward, and the argument attribute
+/// of its @backward, that numbers a stashed value.
+constexpr llvm::StringLiteral kStashAttrName = "pipe.stash";
 
 /// Formats a shape as `[d0, d1, ...]` for diagnostics.
 std::string formatShape(ArrayRef<int64_t> shape);
