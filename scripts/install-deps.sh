@@ -14,6 +14,9 @@ PACKAGES=(
   libonnx-testdata
   # CPU kernels of the runtime (the OpenMP build of OpenBLAS)
   libopenblas-openmp-dev
+  # Pipeline stages: one process per stage, launched by mpirun; MPI carries
+  # the tensors between CPU stages
+  openmpi-bin libopenmpi-dev
   # C++ unit tests
   libgtest-dev
   # Python for test-model generation and references (use /usr/bin/python3)

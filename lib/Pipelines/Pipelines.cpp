@@ -36,6 +36,15 @@ void mlir::pipe::buildTrainingPipeline(OpPassManager &pm,
   pm.addPass(createOptimizer(options.optimizer));
 }
 
+void mlir::pipe::buildStagePipeline(OpPassManager &pm) {
+  pm.addPass(createPartitionStages());
+  pm.addPass(createInsertComm());
+  pm.addPass(createInsertRecompute());
+  pm.addPass(createSplitStages());
+  pm.addPass(createScheduleStages());
+  pm.addPass(createVerifySchedule());
+}
+
 void mlir::pipe::buildCompilePipeline(OpPassManager &pm,
                                       const CompileOptions &options,
                                       EmitLevel level) {
@@ -47,6 +56,12 @@ void mlir::pipe::buildCompilePipeline(OpPassManager &pm,
   case EmitLevel::Program:
     if (options.train)
       buildTrainingPipeline(pm, options);
+    return;
+  case EmitLevel::Pipeline:
+    pm.addPass(createPlanStages(options.plan));
+    if (options.train)
+      buildTrainingPipeline(pm, options);
+    buildStagePipeline(pm);
     return;
   }
 }
@@ -111,6 +126,11 @@ void mlir::pipe::registerPipePipelines() {
       [](OpPassManager &pm, const PrepareOptions &options) {
         buildPreparePipeline(pm, options.compileOptions());
       });
+  PassPipelineRegistration<>(
+      "pipe-stages",
+      "Split a planned module into verified pipeline stages: partition, "
+      "send/recv, recomputation, split, schedule and its proof",
+      [](OpPassManager &pm) { buildStagePipeline(pm); });
   PassPipelineRegistration<TrainingOptions>(
       "pipe-training",
       "Gradients of the loss, running statistics and the optimizer step",

@@ -54,9 +54,12 @@ static llvm::cl::opt<std::string> emitKind(
                    "(compiled stages and OUT/run)"),
     llvm::cl::init("mlir"), llvm::cl::cat(compileCategory));
 
-static llvm::cl::opt<std::string>
-    targetKind("target", llvm::cl::desc("Code generation target: cpu"),
-               llvm::cl::init("cpu"), llvm::cl::cat(compileCategory));
+static llvm::cl::opt<std::string> targetKind(
+    "target",
+    llvm::cl::desc("Code generation target of the stages: auto (each "
+                   "stage's device's kind chooses; the default), cpu (every "
+                   "stage on the CPU, emulating GPUs), cuda"),
+    llvm::cl::init("auto"), llvm::cl::cat(compileCategory));
 
 static llvm::cl::OptionCategory planCategory("Planning options");
 
@@ -351,9 +354,14 @@ static int compileProgram(std::unique_ptr<llvm::MemoryBuffer> input,
                           StringRef inputPath, StringRef outDir,
                           DialectRegistry &registry,
                           const MlirOptMainConfig &config) {
-  if (targetKind != "cpu") {
+  if (targetKind != "auto" && targetKind != "cpu" && targetKind != "cuda") {
     llvm::errs() << "error: unknown --target '" << targetKind
-                 << "' (known: cpu)\n";
+                 << "' (known: auto, cpu, cuda)\n";
+    return 1;
+  }
+  if (targetKind == "cuda") {
+    llvm::errs() << "error: --target=cuda: the CUDA target does not exist "
+                    "yet; --target=cpu emulates GPU stages on the CPU\n";
     return 1;
   }
   if (outDir.empty() || outDir == "-") {
@@ -416,14 +424,11 @@ static int compileProgram(std::unique_ptr<llvm::MemoryBuffer> input,
                     "--schedule=1f1b\n";
     return 1;
   }
-  if (!planOnly && (!clusterPath.empty() || stages > 1 ||
+  // A cluster or a hand-given split makes a pipeline of stages.
+  bool pipeline =
+      !planOnly && (!clusterPath.empty() || stages.getNumOccurrences() ||
                     partition != pipe::Partition::Auto || !cutAfter.empty() ||
-                    !deviceOrder.empty())) {
-    llvm::errs() << "error: --emit=" << emitKind << " builds one CPU stage "
-                 << "so far; --cluster, --stages, --partition, --cut-after "
-                    "and --device-order work with --emit=plan\n";
-    return 1;
-  }
+                    !deviceOrder.empty());
   if (!train && microbatches > 1 && !planOnly) {
     llvm::errs() << "error: --microbatches sets the microbatches of a "
                     "training step (--train); for inference, each input "
@@ -492,8 +497,10 @@ static int compileProgram(std::unique_ptr<llvm::MemoryBuffer> input,
   pm.enableTiming(rootTiming);
   if (failed(config.setupPassPipeline(pm)))
     return 1;
-  pipe::buildCompilePipeline(
-      pm, options, planOnly ? pipe::EmitLevel::Plan : pipe::EmitLevel::Program);
+  pipe::buildCompilePipeline(pm, options,
+                             planOnly   ? pipe::EmitLevel::Plan
+                             : pipeline ? pipe::EmitLevel::Pipeline
+                                        : pipe::EmitLevel::Program);
   if (failed(pm.run(*module)))
     return 1;
   if (planOnly) {
@@ -507,7 +514,24 @@ static int compileProgram(std::unique_ptr<llvm::MemoryBuffer> input,
   pipe::CPUTargetOptions target;
   target.compile = emitKind == "binaries";
   target.microbatches = microbatches;
-  if (failed(pipe::emitCPUProgram(*module, outDir, target)))
+  if (!pipeline)
+    return failed(pipe::emitCPUProgram(*module, outDir, target)) ? 1 : 0;
+  // Each stage's device's kind chooses its target; until the CUDA target
+  // exists, GPU stages need --target=cpu.
+  auto plan = (*module)->getAttrOfType<pipe::PlanAttr>(pipe::kPlanAttrName);
+  if (targetKind == "auto")
+    for (unsigned s = 0, e = plan.getNumStages(); s < e; ++s)
+      if (pipe::StagePlanAttr stage = plan.getStage(s);
+          stage.getKind().getValue() != "cpu" &&
+          stage.getArch().getValue() != "cpu") {
+        llvm::errs() << inputPath << ": error: stage " << s
+                     << " runs on device '" << stage.getDevice().getValue()
+                     << "' (" << stage.getKind().getValue()
+                     << "), a GPU, and the CUDA target does not exist yet; "
+                        "--target=cpu emulates it on the CPU\n";
+        return 1;
+      }
+  if (failed(pipe::emitCPUPipeline(*module, outDir, target)))
     return 1;
   return 0;
 }

@@ -28,6 +28,10 @@ enum class EmitLevel {
   /// The program a target lowers: prepared and, in training, differentiated
   /// with its optimizer step.
   Program,
+  /// A pipeline: planned, then (in training) differentiated, then split
+  /// into pipe.stage ops with send/recv, recomputation and a verified
+  /// schedule.
+  Pipeline,
 };
 
 /// Everything the pipelines need to know, set from the command line.
@@ -53,6 +57,11 @@ void buildPreparePipeline(OpPassManager &pm, const CompileOptions &options);
 /// Adds the gradients of the loss, the running statistics' updates and the
 /// optimizer step (@update).
 void buildTrainingPipeline(OpPassManager &pm, const CompileOptions &options);
+
+/// Splits a planned (and in training, differentiated) module into stages:
+/// partition, send/recv, recomputation, one pipe.stage per stage, the
+/// schedule, and its proof.
+void buildStagePipeline(OpPassManager &pm);
 
 /// Everything from an imported module to `level`.
 void buildCompilePipeline(OpPassManager &pm, const CompileOptions &options,

@@ -12,6 +12,7 @@
 
 #include "pipe/Target/CPU/CPUTarget.h"
 
+#include "ProgramFiles.h"
 #include "StageEmitter.h"
 
 #include "pipe/Dialect/Pipe/IR/PipeOps.h"
@@ -399,7 +400,7 @@ exec "$here/stage0/stage0" --inputs . --weights "$here/stage0/weights.bin" \
   "${model[@]}" "${args[@]}"
 )sh";
 
-static std::string dtypeOf(Type element) {
+std::string mlir::pipe::dtypeOf(Type element) {
   if (element.isF32())
     return "F32";
   if (element.isF64())
@@ -465,8 +466,8 @@ static LogicalResult writePorts(llvm::raw_ostream &os, const char *name,
   return success();
 }
 
-static LogicalResult writeFile(Location loc, StringRef path,
-                               StringRef contents) {
+LogicalResult mlir::pipe::writeFile(Location loc, StringRef path,
+                                    StringRef contents) {
   std::error_code error;
   llvm::raw_fd_ostream file(path, error);
   if (error)
@@ -476,21 +477,20 @@ static LogicalResult writeFile(Location loc, StringRef path,
   return success();
 }
 
-/// Reads the data of every parameter the functions of `module` read or
-/// assign. `sourceModel` is set to the ONNX file all trainable ones come
-/// from, if there is one.
-static LogicalResult readParameters(ModuleOp module,
-                                    llvm::StringMap<std::string> &data,
-                                    std::string &sourceModel) {
+LogicalResult mlir::pipe::readParameters(Operation *scope,
+                                         llvm::StringMap<std::string> &data,
+                                         std::string &sourceModel) {
   llvm::SetVector<ParameterOp> used;
-  for (auto func : module.getOps<func::FuncOp>()) {
-    for (auto ref : func.getOps<ParamRefOp>())
+  for (auto func : scope->getRegion(0).front().getOps<func::FuncOp>()) {
+    func.walk([&](ParamRefOp ref) {
       used.insert(SymbolTable::lookupNearestSymbolFrom<ParameterOp>(
           ref, ref.getNameAttr()));
+    });
     for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
       if (auto assigned =
               func.getResultAttrOfType<FlatSymbolRefAttr>(i, "pipe.assign"))
-        used.insert(module.lookupSymbol<ParameterOp>(assigned.getAttr()));
+        used.insert(dyn_cast_or_null<ParameterOp>(
+            SymbolTable::lookupSymbolIn(scope, assigned.getAttr())));
   }
   llvm::StringMap<std::vector<std::string>> byFile;
   llvm::StringMap<std::string> keyOf;
@@ -531,15 +531,14 @@ static LogicalResult readParameters(ModuleOp module,
     if (std::string error =
             readONNXInitializers(entry.getKey(), entry.getValue(), bytes);
         !error.empty())
-      return module.emitError("cannot load parameters: ") << error;
+      return scope->emitError("cannot load parameters: ") << error;
     for (auto &item : bytes)
       data[keyOf[item.getKey()]] = std::move(item.getValue());
   }
   return success();
 }
 
-/// OUT/stage0/weights.json: where each parameter lives in weights.bin.
-static std::string weightsIndex(const StageArtifacts &stage) {
+std::string mlir::pipe::weightsIndex(const StageArtifacts &stage) {
   llvm::json::Array tensors;
   for (const WeightEntry &entry : stage.parameters) {
     llvm::json::Array shape;
@@ -561,6 +560,7 @@ static std::string weightsIndex(const StageArtifacts &stage) {
   return text;
 }
 
+/// Compiles OUT/stage0/main.cpp into OUT/stage0/stage0.
 static LogicalResult compileStage(Location loc, StringRef stageDir,
                                   const CPUTargetOptions &options,
                                   bool training) {

@@ -35,6 +35,16 @@ struct CPUTargetOptions {
 LogicalResult emitCPUProgram(ModuleOp module, llvm::StringRef outDir,
                              const CPUTargetOptions &options);
 
+/// Writes the pipeline of `module`, split into pipe.stage ops with a
+/// verified schedule, into `outDir`: per stage `stage<k>/main.cpp` (its
+/// compute functions and the tables the stage driver of runtime/pipeline
+/// reads), `stage<k>/weights.bin` and `weights.json`, and with `compile`
+/// the executable `stage<k>/stage<k>`; `plan.json`; the launcher `run`,
+/// which starts one process per stage with mpirun; and for training from
+/// an ONNX file, `model.onnx`. Nothing is left in `outDir` on failure.
+LogicalResult emitCPUPipeline(ModuleOp module, llvm::StringRef outDir,
+                              const CPUTargetOptions &options);
+
 } // namespace pipe
 } // namespace mlir
 

@@ -1,0 +1,41 @@
+//===- ProgramFiles.h - files of a CPU program ------------------*- C++ -*-===//
+//
+// What the single-stage program (CPUProgram.cpp) and the pipeline
+// (PipelineProgram.cpp) write alike: parameters, their index, files.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PIPE_LIB_TARGET_CPU_PROGRAMFILES_H
+#define PIPE_LIB_TARGET_CPU_PROGRAMFILES_H
+
+#include "StageEmitter.h"
+
+#include "mlir/IR/Location.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <string>
+
+namespace mlir {
+namespace pipe {
+
+/// The runtime's DType name of `element` ("F32", "I64", ...); empty for
+/// types the runtime cannot read or write.
+std::string dtypeOf(Type element);
+
+/// Writes `contents` to `path`; an error at `loc` if it cannot.
+LogicalResult writeFile(Location loc, StringRef path, StringRef contents);
+
+/// Reads the data of every parameter the functions in `scope` (a module or
+/// a pipe.stage) read or assign. `sourceModel` is set to the ONNX file all
+/// trainable ones come from, if there is one.
+LogicalResult readParameters(Operation *scope,
+                             llvm::StringMap<std::string> &data,
+                             std::string &sourceModel);
+
+/// stage<k>/weights.json: where each parameter lives in weights.bin.
+std::string weightsIndex(const StageArtifacts &stage);
+
+} // namespace pipe
+} // namespace mlir
+
+#endif // PIPE_LIB_TARGET_CPU_PROGRAMFILES_H

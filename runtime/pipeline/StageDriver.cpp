@@ -1,0 +1,488 @@
+//===- StageDriver.cpp - run one pipeline stage ---------------------------===//
+
+#include "StageDriver.h"
+
+#include "OnnxSave.h"
+#include "Transport.h"
+
+#include <omp.h>
+#include <sys/stat.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <tuple>
+
+using namespace pipe_rt;
+
+int64_t Port::bytes() const {
+  int64_t count = 1;
+  for (int64_t extent : shape)
+    count *= extent;
+  return count * static_cast<int64_t>(dtypeSize(dtype));
+}
+
+namespace {
+/// The command line.
+struct Options {
+  std::string inputs, outputs, weights, metrics, savePath, modelPath;
+  long steps = 1;
+  int threads = 0;
+  bool checkInputs = false;
+};
+
+/// Aligned memory for tensors.
+struct Buffer {
+  std::vector<char> bytes;
+  explicit Buffer(int64_t size = 0) { resize(size); }
+  void resize(int64_t size) { bytes.assign(size + 64, 0); }
+  char *data() {
+    return bytes.data() + 64 - reinterpret_cast<uintptr_t>(bytes.data()) % 64;
+  }
+};
+
+class StageRunner {
+public:
+  StageRunner(const StageTable &table) : table(table) {}
+
+  int run(int argc, char **argv);
+
+private:
+  [[noreturn]] void fail(const std::string &message) const {
+    std::fprintf(stderr, "stage %d (%s, %s): error: %s\n", table.index,
+                 table.device, table.kind, message.c_str());
+    std::fflush(stderr);
+    std::exit(1);
+  }
+
+  void parseOptions(int argc, char **argv);
+  void readWeights();
+  /// Reads the graph inputs the stage's functions take; returns how many
+  /// microbatches they hold (0 for none).
+  int64_t readInputs();
+  const FunctionTable &functionOf(StepPhase phase) const;
+  /// Runs step (`phase`, `microbatch`) of the program: posts `pending` with
+  /// the step's receives, waits, and computes. `inputRow` is the
+  /// microbatch of the input files it reads.
+  void runStep(StepPhase phase, int64_t microbatch, int64_t inputRow);
+  /// Posts the sends left after the last step and waits for them.
+  void flushSends();
+  void trainStep(long step);
+  void saveTrained();
+  void writeOutputs();
+
+  const StageTable &table;
+  Options options;
+  std::unique_ptr<Transport> transport;
+  Buffer weights, arena;
+  std::map<std::string, NpyArray> inputs;
+  std::map<std::string, const Port *> inputPorts;
+  int64_t available = 1;
+  /// Per microbatch of the step, the stash; the sends not yet posted, by
+  /// (phase, microbatch, send); the receive buffers of the current step.
+  std::map<int64_t, std::map<int, Buffer>> stash;
+  std::map<std::tuple<int, int64_t, int>, std::pair<const Port *, Buffer>>
+      sends;
+  std::vector<Message> pending;
+  std::vector<std::tuple<int, int64_t, int>> pendingKeys;
+  std::vector<Buffer> received;
+  /// Gradients summed over the step's microbatches, by name.
+  std::map<std::string, Buffer> gradients;
+  std::map<std::string, const Port *> gradientPorts;
+  Buffer lossBuffer;
+  double lossSum = 0;
+  bool hasLoss = false;
+  int64_t stepNumber = 0;
+  /// Inference outputs, by name.
+  std::map<std::string, NpyArray> outputs;
+};
+} // namespace
+
+void StageRunner::parseOptions(int argc, char **argv) {
+  auto value = [&](int &i) -> std::string {
+    if (i + 1 >= argc)
+      fail(std::string("missing value after ") + argv[i]);
+    return argv[++i];
+  };
+  for (int i = 1; i < argc; ++i) {
+    std::string name = argv[i];
+    if (name == "--inputs")
+      options.inputs = value(i);
+    else if (name == "--outputs")
+      options.outputs = value(i);
+    else if (name == "--weights")
+      options.weights = value(i);
+    else if (name == "--metrics")
+      options.metrics = value(i);
+    else if (name == "--save-onnx")
+      options.savePath = value(i);
+    else if (name == "--model")
+      options.modelPath = value(i);
+    else if (name == "--check-inputs")
+      options.checkInputs = true;
+    else if (name == "--steps" || name == "--threads") {
+      std::string text = value(i);
+      long number =
+          text.size() <= 10 &&
+                  text.find_first_not_of("0123456789") == std::string::npos &&
+                  !text.empty()
+              ? std::atol(text.c_str())
+              : 0;
+      if (number < 1 || number > 1000000000L)
+        fail(name + " must be a whole number from 1 to 1000000000, not '" +
+             text + "'");
+      if (name == "--steps")
+        options.steps = number;
+      else
+        options.threads = static_cast<int>(number);
+    } else
+      fail("unknown argument '" + name + "'");
+  }
+}
+
+void StageRunner::readWeights() {
+  weights.resize(table.weightBytes);
+  std::FILE *file = std::fopen(options.weights.c_str(), "rb");
+  if (!file)
+    fail("cannot open weights '" + options.weights + "'");
+  std::fseek(file, 0, SEEK_END);
+  long size = std::ftell(file);
+  std::fseek(file, 0, SEEK_SET);
+  bool ok = size == table.weightBytes &&
+            std::fread(weights.data(), 1, size, file) == size_t(size);
+  std::fclose(file);
+  if (!ok)
+    fail("weights '" + options.weights + "' do not match this program");
+}
+
+int64_t StageRunner::readInputs() {
+  for (const FunctionTable *function :
+       {&table.forward, &table.backward, &table.update})
+    for (const Port &port : function->args)
+      if (port.kind == PortKind::Input)
+        inputPorts.emplace(port.name, &port);
+  int64_t count = 0;
+  for (auto &[name, port] : inputPorts) {
+    std::string path = options.inputs + "/" + name + ".npy";
+    NpyArray &array = inputs[name];
+    if (std::string error = readNpy(path, array); !error.empty())
+      fail("input '" + name + "': " + error);
+    std::string error;
+    int64_t held =
+        countMicrobatches(name, array, port->dtype, port->shape, error);
+    if (!held)
+      fail(error);
+    if (count && held != count)
+      fail("input '" + name + "' holds " + std::to_string(held) +
+           " microbatches, the inputs before it " + std::to_string(count));
+    count = held;
+  }
+  return count;
+}
+
+const FunctionTable &StageRunner::functionOf(StepPhase phase) const {
+  return phase == StepPhase::Forward    ? table.forward
+         : phase == StepPhase::Backward ? table.backward
+                                        : table.update;
+}
+
+void StageRunner::runStep(StepPhase phase, int64_t microbatch,
+                          int64_t inputRow) {
+  const FunctionTable &function = functionOf(phase);
+  if (!function.run)
+    fail("its program runs a step its code has no function for");
+  // The receives of the step go out with the pending sends, as one group.
+  std::vector<Message> group = pending;
+  received.resize(function.args.size());
+  for (size_t i = 0; i < function.args.size(); ++i) {
+    const Port &port = function.args[i];
+    if (port.kind != PortKind::Recv)
+      continue;
+    received[i].resize(port.bytes());
+    group.push_back({false, port.peer, received[i].data(),
+                     static_cast<size_t>(port.bytes())});
+  }
+  if (std::string error = transport->exchange(group); !error.empty())
+    fail(error);
+  pending.clear();
+  for (const auto &key : pendingKeys)
+    sends.erase(key);
+  pendingKeys.clear();
+
+  std::vector<const void *> in(function.args.size() + 1);
+  for (size_t i = 0; i < function.args.size(); ++i) {
+    const Port &port = function.args[i];
+    switch (port.kind) {
+    case PortKind::Input:
+      in[i] = inputs[port.name].data.data() + inputRow * port.bytes();
+      break;
+    case PortKind::Stash:
+      in[i] = stash[microbatch][port.index].data();
+      break;
+    case PortKind::Recv:
+      in[i] = received[i].data();
+      break;
+    case PortKind::Gradient:
+      in[i] = gradients[port.name].data();
+      break;
+    case PortKind::Step:
+      in[i] = &stepNumber;
+      break;
+    default:
+      fail("a function takes a result as an argument");
+    }
+  }
+  std::vector<void *> out(function.results.size() + 1);
+  // Each gradient result gets its own buffer, added into the sum after.
+  std::vector<std::pair<const Port *, Buffer>> summed;
+  summed.reserve(function.results.size());
+  for (size_t i = 0; i < function.results.size(); ++i) {
+    const Port &port = function.results[i];
+    switch (port.kind) {
+    case PortKind::Loss:
+      lossBuffer.resize(port.bytes());
+      out[i] = lossBuffer.data();
+      break;
+    case PortKind::Output: {
+      NpyArray &array = outputs[port.name];
+      out[i] = array.data.data() + microbatch * port.bytes();
+      break;
+    }
+    case PortKind::Stash: {
+      Buffer &buffer = stash[microbatch][port.index];
+      buffer.resize(port.bytes());
+      out[i] = buffer.data();
+      break;
+    }
+    case PortKind::Send: {
+      auto &entry = sends[{int(phase), microbatch, port.index}];
+      entry.first = &port;
+      entry.second.resize(port.bytes());
+      out[i] = entry.second.data();
+      break;
+    }
+    case PortKind::Gradient: {
+      gradientPorts[port.name] = &port;
+      Buffer &sum = gradients[port.name];
+      if (sum.bytes.size() != size_t(port.bytes()) + 64)
+        sum.resize(port.bytes());
+      summed.emplace_back(&port, Buffer(port.bytes()));
+      out[i] = summed.back().second.data();
+      break;
+    }
+    default:
+      fail("a function returns an argument");
+    }
+  }
+  std::string error;
+  if (!function.run(arena.data(), weights.data(), in.data(), out.data(),
+                    inputRow, error))
+    fail("step " + std::to_string(stepNumber) + ", microbatch " +
+         std::to_string(inputRow) + ": " + error);
+  for (auto &[port, buffer] : summed) {
+    char *sum = gradients[port->name].data();
+    int64_t count = port->bytes() / int64_t(dtypeSize(port->dtype));
+    if (port->dtype == DType::F64) {
+      auto *to = reinterpret_cast<double *>(sum);
+      auto *from = reinterpret_cast<const double *>(buffer.data());
+      for (int64_t e = 0; e < count; ++e)
+        to[e] += from[e];
+    } else {
+      auto *to = reinterpret_cast<float *>(sum);
+      auto *from = reinterpret_cast<const float *>(buffer.data());
+      for (int64_t e = 0; e < count; ++e)
+        to[e] += from[e];
+    }
+  }
+  for (const Port &port : function.results)
+    if (port.kind == PortKind::Loss) {
+      hasLoss = true;
+      lossSum += port.dtype == DType::F64
+                     ? *reinterpret_cast<double *>(lossBuffer.data())
+                     : *reinterpret_cast<float *>(lossBuffer.data());
+    }
+}
+
+void StageRunner::flushSends() {
+  if (pending.empty())
+    return;
+  if (std::string error = transport->exchange(pending); !error.empty())
+    fail(error);
+  pending.clear();
+  for (const auto &key : pendingKeys)
+    sends.erase(key);
+  pendingKeys.clear();
+}
+
+void StageRunner::trainStep(long step) {
+  for (auto &[name, sum] : gradients)
+    std::memset(sum.data(), 0, sum.bytes.size() - 64);
+  lossSum = 0;
+  stepNumber = step;
+  for (const ProgramEntry &entry : table.program) {
+    if (entry.post) {
+      auto key =
+          std::make_tuple(int(entry.phase), entry.microbatch, entry.send);
+      auto it = sends.find(key);
+      if (it == sends.end())
+        fail("its program posts a send its steps have not computed");
+      pending.push_back({true, it->second.first->peer, it->second.second.data(),
+                         static_cast<size_t>(it->second.first->bytes())});
+      pendingKeys.push_back(key);
+      continue;
+    }
+    if (entry.phase == StepPhase::Update) {
+      // The gradient of the step is the mean of the microbatches'.
+      for (auto &[name, sum] : gradients) {
+        const Port *port = gradientPorts[name];
+        int64_t count = port->bytes() / int64_t(dtypeSize(port->dtype));
+        if (port->dtype == DType::F64)
+          for (int64_t e = 0; e < count; ++e)
+            reinterpret_cast<double *>(sum.data())[e] /=
+                double(table.microbatches);
+        else
+          for (int64_t e = 0; e < count; ++e)
+            reinterpret_cast<float *>(sum.data())[e] *=
+                1.0f / float(table.microbatches);
+      }
+    }
+    int64_t row =
+        ((step - 1) * table.microbatches + entry.microbatch) % available;
+    runStep(entry.phase, entry.microbatch, row);
+  }
+  flushSends();
+}
+
+void StageRunner::saveTrained() {
+  // Each stage sends name, size and bytes of what it owns to the stage that
+  // computes the loss, which writes the model.
+  std::vector<char> packed;
+  for (const SavedParameter &parameter : table.saved) {
+    size_t length = std::strlen(parameter.name);
+    uint64_t bytes = parameter.bytes;
+    packed.insert(packed.end(), parameter.name, parameter.name + length + 1);
+    packed.insert(packed.end(), reinterpret_cast<char *>(&bytes),
+                  reinterpret_cast<char *>(&bytes) + sizeof(bytes));
+    packed.insert(packed.end(), weights.data() + parameter.offset,
+                  weights.data() + parameter.offset + parameter.bytes);
+  }
+  int root =
+      static_cast<int>(transport->maxOverStages(hasLoss ? table.index : -1));
+  std::vector<std::vector<char>> gathered;
+  if (std::string error = transport->gather(packed, root, gathered);
+      !error.empty())
+    fail("--save-onnx: " + error);
+  if (table.index != root)
+    return;
+  std::vector<InitializerData> trained;
+  for (const std::vector<char> &blob : gathered)
+    for (size_t at = 0; at < blob.size();) {
+      std::string name(blob.data() + at);
+      at += name.size() + 1;
+      uint64_t bytes;
+      std::memcpy(&bytes, blob.data() + at, sizeof(bytes));
+      at += sizeof(bytes);
+      trained.push_back({name, blob.data() + at, bytes});
+      at += bytes;
+    }
+  if (std::string error =
+          saveTrainedOnnx(options.modelPath, options.savePath, trained);
+      !error.empty())
+    fail("--save-onnx: " + error);
+}
+
+void StageRunner::writeOutputs() {
+  for (auto &[name, array] : outputs)
+    if (std::string error =
+            writeNpy(options.outputs + "/" + name + ".npy", array);
+        !error.empty())
+      fail(error);
+}
+
+int StageRunner::run(int argc, char **argv) {
+  parseOptions(argc, argv);
+  if (!options.savePath.empty() && options.modelPath.empty())
+    fail("--save-onnx needs the model this program was compiled from; it "
+         "was compiled from IR without an ONNX file");
+  int64_t held = readInputs();
+  if (options.checkInputs)
+    return 0;
+  if (options.threads > 0)
+    omp_set_num_threads(options.threads);
+  std::string error;
+  transport = createMPITransport(argc, argv, error);
+  if (!transport)
+    fail(error);
+  if (transport->rank() != table.index || transport->size() != table.numStages)
+    fail("runs as MPI rank " + std::to_string(transport->rank()) + " of " +
+         std::to_string(transport->size()) + "; launch it with OUT/run");
+  readWeights();
+  arena.resize(table.arenaBytes);
+  available = std::max<int64_t>(1, transport->maxOverStages(held));
+
+  if (!table.training) {
+    for (const Port &port : table.forward.results)
+      if (port.kind == PortKind::Output) {
+        NpyArray &array = outputs[port.name];
+        array.dtype = port.dtype;
+        array.shape = port.shape;
+        if (available > 1) {
+          if (array.shape.empty())
+            array.shape = {available};
+          else
+            array.shape[0] *= available;
+        }
+        array.data.assign(port.bytes() * available, 0);
+      }
+    for (int64_t m = 0; m < available; ++m)
+      for (const ProgramEntry &entry : table.program) {
+        if (entry.post) {
+          auto key = std::make_tuple(int(entry.phase), m, entry.send);
+          auto &send = sends.at(key);
+          pending.push_back({true, send.first->peer, send.second.data(),
+                             static_cast<size_t>(send.first->bytes())});
+          pendingKeys.push_back(key);
+          continue;
+        }
+        runStep(entry.phase, m, m);
+      }
+    flushSends();
+    if (!options.outputs.empty())
+      writeOutputs();
+    return 0;
+  }
+
+  std::FILE *metrics = nullptr;
+  for (long step = 1; step <= options.steps; ++step) {
+    auto start = std::chrono::steady_clock::now();
+    trainStep(step);
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+    if (!hasLoss)
+      continue;
+    double loss = lossSum / double(table.microbatches);
+    std::printf("step %ld loss %.9g\n", step, loss);
+    std::fflush(stdout);
+    if (!options.metrics.empty()) {
+      if (!metrics && !(metrics = std::fopen(options.metrics.c_str(), "w")))
+        fail("cannot write the metrics file '" + options.metrics + "'");
+      std::fprintf(metrics,
+                   "{\"step\": %ld, \"loss\": %.9g, \"seconds\": %.6f}\n", step,
+                   loss, seconds);
+      std::fflush(metrics);
+    }
+  }
+  if (metrics && std::fclose(metrics) != 0)
+    fail("cannot write the metrics file '" + options.metrics + "'");
+  if (!options.savePath.empty())
+    saveTrained();
+  return 0;
+}
+
+int pipe_rt::runStage(const StageTable &table, int argc, char **argv) {
+  StageRunner runner(table);
+  return runner.run(argc, argv);
+}

@@ -1,0 +1,31 @@
+//===- StageDriver.h - run one pipeline stage -------------------*- C++ -*-===//
+//
+// Part of the pipe runtime: the main() of every pipeline stage. It reads
+// the stage's weights and inputs (all checked before any work), runs the
+// stage's program of steps with its compute functions, moves tensors to
+// and from the other stages through the transport, and for training sums
+// the gradients over the step's microbatches, applies the update, reports
+// the loss and saves the trained model.
+//
+//   stageK [--inputs DIR] [--outputs DIR] [--weights FILE] [--steps N]
+//          [--metrics FILE] [--save-onnx FILE] [--model FILE]
+//          [--threads N] [--check-inputs]
+//
+// `--check-inputs` checks the inputs and exits without starting MPI, so
+// the launcher rejects bad inputs before any process starts.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PIPE_RUNTIME_PIPELINE_STAGEDRIVER_H
+#define PIPE_RUNTIME_PIPELINE_STAGEDRIVER_H
+
+#include "StageTable.h"
+
+namespace pipe_rt {
+
+/// Runs the stage `table` describes; returns the process's exit status.
+int runStage(const StageTable &table, int argc, char **argv);
+
+} // namespace pipe_rt
+
+#endif // PIPE_RUNTIME_PIPELINE_STAGEDRIVER_H

@@ -1,0 +1,61 @@
+//===- Transport.h - tensors between pipeline stages ------------*- C++ -*-===//
+//
+// Part of the pipe runtime. The transport's contract is NCCL's, so that a
+// schedule proven for one holds for the other:
+// - messages between a pair of stages match in order, per direction, with
+//   no tags;
+// - a send may block until its receive is posted;
+// - the sends and receives that must progress together are posted as one
+//   group, and the caller waits for the whole group.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PIPE_RUNTIME_PIPELINE_TRANSPORT_H
+#define PIPE_RUNTIME_PIPELINE_TRANSPORT_H
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace pipe_rt {
+
+/// One send or receive of a group.
+struct Message {
+  bool send = false;
+  int peer = 0;
+  void *data = nullptr;
+  size_t bytes = 0;
+};
+
+/// Moves tensors between the stages of one pipeline.
+class Transport {
+public:
+  virtual ~Transport() = default;
+
+  /// This stage's index and the number of stages.
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+
+  /// Posts `group` and waits until all of it has completed. Returns an
+  /// empty string, or what failed.
+  virtual std::string exchange(const std::vector<Message> &group) = 0;
+
+  /// The largest of `value` over the stages.
+  virtual int64_t maxOverStages(int64_t value) = 0;
+
+  /// Gathers `bytes` of every stage at stage `root`, in stage order
+  /// (`gathered` is filled at `root` only).
+  virtual std::string gather(const std::vector<char> &bytes, int root,
+                             std::vector<std::vector<char>> &gathered) = 0;
+};
+
+/// The MPI transport, over MPI_COMM_WORLD: point-to-point messages of one
+/// tag, so MPI's non-overtaking rule keeps each direction in order.
+/// Initializes MPI; the transport's end finalizes it.
+std::unique_ptr<Transport> createMPITransport(int &argc, char **&argv,
+                                              std::string &error);
+
+} // namespace pipe_rt
+
+#endif // PIPE_RUNTIME_PIPELINE_TRANSPORT_H
