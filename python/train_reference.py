@@ -221,7 +221,7 @@ class GPT(nn.Module):
     final LayerNorm, linear head, next-token cross-entropy."""
 
     def __init__(self, vocab: int = 64, d: int = 32, heads: int = 4,
-                 layers: int = 2, seq: int = 16) -> None:
+                 layers: int = 2, seq: int = 16, tied: bool = False) -> None:
         super().__init__()
         self.vocab = vocab
         self.tok = nn.Embedding(vocab, d)
@@ -234,6 +234,10 @@ class GPT(nn.Module):
             *[Block(d, heads, mask) for _ in range(layers)])
         self.ln = nn.LayerNorm(d)
         self.head = nn.Linear(d, vocab)
+        # With `tied`, the head reads the token embedding's table (as GPT-2
+        # does): one parameter, two uses at the two ends of the model.
+        if tied:
+            self.head.weight = self.tok.weight
 
     def forward(self, tokens: torch.Tensor,
                 labels: torch.Tensor) -> torch.Tensor:
@@ -287,9 +291,16 @@ def make_gpt(rng: np.random.Generator, rows: int):
     return GPT(vocab=vocab, seq=seq), {"tokens": tokens, "labels": labels}
 
 
+def make_gpt_tied(rng: np.random.Generator, rows: int):
+    # The data of make_gpt (the same draws), for a GPT whose head is tied to
+    # its token embedding.
+    _, data = make_gpt(rng, rows)
+    return GPT(vocab=64, seq=16, tied=True), data
+
+
 # name -> (constructor of the model and its data, microbatch size b)
 MODELS = {"mlp": (make_mlp, 8), "cnn": (make_cnn, 4), "gpt": (make_gpt, 4),
-          "bncnn": (make_bncnn, 4)}
+          "bncnn": (make_bncnn, 4), "gpt-tied": (make_gpt_tied, 4)}
 
 
 # --------------------------------------------------------------------------
@@ -412,7 +423,14 @@ def export_onnx(model: nn.Module, data: dict[str, np.ndarray], b: int,
     stats = statistics(model)
     counters = {f"{name}.num_batches_tracked" for name in batch_norms(model)}
     inits = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
-    state_names = set(model.state_dict())
+    # A tied parameter appears once among the parameters and the
+    # initializers, but under each of its names in the state dict.
+    seen: set[int] = set()
+    state_names = set()
+    for name, tensor in model.state_dict(keep_vars=True).items():
+        if id(tensor) not in seen:
+            seen.add(id(tensor))
+            state_names.add(name)
     if set(inits) != set(params) | set(stats) or \
             state_names != set(params) | set(stats) | counters:
         raise SystemExit(
