@@ -1,26 +1,40 @@
 #!/usr/bin/env bash
-# Command 1 of the README: install what is needed, build, and compile and
-# run the bundled example.
+# Command 1 of the README: install what is needed, build, and train the
+# bundled example as a pipeline: a character-level GPT on a small text,
+# split over a heterogeneous cluster of four devices (an A100, a V100 and
+# two T4s), every stage emulated on this machine's CPU as its own process.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/install-deps.sh
 bash scripts/build.sh
 
-mkdir -p out
-echo "== import examples/mlp.onnxtxt (an ONNX model in text form)"
-./build/bin/pipe-onnx-txt2pb --name-nodes examples/mlp.onnxtxt -o out/mlp.onnx
-./build/bin/pipe-opt out/mlp.onnx --input-shape x=8,16 --canonicalize
+out=out/example
+rm -rf "$out" && mkdir -p "$out"
+flags=(--train --cluster examples/cluster.json --microbatches 8
+       --optimizer adamw --lr 3e-3)
 
-echo "== compile it for this CPU: out/mlp-cpu/run"
-./build/bin/pipe-opt out/mlp.onnx --input-shape x=8,16 --emit=binaries -o out/mlp-cpu
-cat out/mlp-cpu/plan.json
+echo "== export the character-level GPT and its data (examples/chargpt.py)"
+/usr/bin/python3 examples/chargpt.py --text examples/tiny-text.txt --out "$out/chargpt"
 
-echo "== run it on two microbatches (16 rows of x)"
-mkdir -p out/mlp-in
-/usr/bin/python3 -c "import numpy as np; np.save('out/mlp-in/x.npy', np.linspace(-1, 1, 16 * 16, dtype=np.float32).reshape(16, 16))"
-out/mlp-cpu/run --inputs out/mlp-in --outputs out/mlp-out
-/usr/bin/python3 -c "import numpy as np; y = np.load('out/mlp-out/y.npy'); print('y', y.shape, y.dtype); print(y[-4:])"
+echo "== plan it for examples/cluster.json: the table, $out/plan.png"
+./build/bin/pipe-opt "$out/chargpt/model.onnx" "${flags[@]}" --emit=plan \
+  -o "$out/plan" --timeline "$out/timeline.json"
+/usr/bin/python3 python/render_plan.py "$out/plan/plan.json" \
+  --timeline "$out/timeline.json" -o "$out/plan.png"
 
-echo "== pipe-opt examples/mlp.mlir --canonicalize --pipe-inference-mode"
-./build/bin/pipe-opt examples/mlp.mlir --canonicalize --pipe-inference-mode
+echo "== compile one program per stage, each on the CPU (--target=cpu): $out/pipeline"
+./build/bin/pipe-opt "$out/chargpt/model.onnx" "${flags[@]}" --target=cpu \
+  --emit=binaries -o "$out/pipeline"
+
+echo "== train 300 steps: one process per stage, launched by mpirun (every 25th step shown)"
+"$out/pipeline/run" --steps 300 --inputs "$out/chargpt/inputs" \
+  --metrics "$out/metrics.jsonl" --save-onnx "$out/trained.onnx" | awk 'NR % 25 == 1'
+/usr/bin/python3 - "$out/metrics.jsonl" <<'PY'
+import json, sys
+losses = [json.loads(line)["loss"] for line in open(sys.argv[1])]
+print(f"loss {losses[0]:.3f} at step 1, {losses[-1]:.3f} at step {len(losses)}")
+if not losses[-1] < 0.5 * losses[0]:
+    raise SystemExit("the loss did not fall")
+PY
+echo "== the plan: $out/plan.png, the simulated timeline: $out/timeline.json, the trained model: $out/trained.onnx"
