@@ -125,34 +125,41 @@ mlir::pipe::planSends(std::vector<StageProgram> &programs) {
   unsigned numStages = programs.size();
   for (StageProgram &program : programs)
     program.posts.assign(program.steps.size() + 1, {});
-  // Run the steps with sends buffered: a stage runs its next step once
-  // every step it receives from has run. When a stage is about to run a
-  // step, each send it receives goes out with the group its sender is at.
+  // Run the steps with sends buffered, in rounds: in each, every stage
+  // whose next step's inputs have all been computed runs it. Before any of
+  // them runs, each send one of them receives goes out with the group its
+  // sender is at: the earliest that still lets the sender's group complete
+  // (a round's steps wait on nothing but steps of earlier rounds).
   std::vector<unsigned> next(numStages, 0);
   for (bool progress = true; progress;) {
     progress = false;
+    std::vector<unsigned> ready;
     for (unsigned s = 0; s < numStages; ++s) {
       StageProgram &program = programs[s];
       if (next[s] >= program.steps.size())
         continue;
       const ScheduledStep &step = program.steps[next[s]];
-      bool ready = true;
+      bool inputsComputed = true;
       for (auto [t, transfer] : llvm::enumerate(step.transfers)) {
         if (transfer.send)
           continue;
         Place send = pairing.partner({s, {next[s], unsigned(t)}});
-        ready &= send.ref.step < next[send.stage];
+        inputsComputed &= send.ref.step < next[send.stage];
       }
-      if (!ready)
-        continue;
+      if (inputsComputed)
+        ready.push_back(s);
+    }
+    for (unsigned s : ready) {
+      const ScheduledStep &step = programs[s].steps[next[s]];
       for (auto [t, transfer] : llvm::enumerate(step.transfers))
         if (!transfer.send) {
           Place send = pairing.partner({s, {next[s], unsigned(t)}});
           programs[send.stage].posts[next[send.stage]].push_back(send.ref);
         }
-      ++next[s];
-      progress = true;
     }
+    for (unsigned s : ready)
+      ++next[s];
+    progress = !ready.empty();
   }
   for (unsigned s = 0; s < numStages; ++s) {
     if (next[s] >= programs[s].steps.size())

@@ -27,7 +27,7 @@ int64_t Port::bytes() const {
 namespace {
 /// The command line.
 struct Options {
-  std::string inputs, outputs, weights, metrics, savePath, modelPath;
+  std::string inputs, outputs, weights, metrics, savePath, modelPath, trace;
   long steps = 1;
   int threads = 0;
   bool checkInputs = false;
@@ -72,6 +72,11 @@ private:
   void trainStep(long step);
   void saveTrained();
   void writeOutputs();
+  /// Gathers every stage's timeline at stage 0, which writes the trace.
+  void writeTrace();
+  /// Records [start, now) as an event of the timeline, with --trace.
+  void record(std::string name, bool transfer,
+              std::chrono::steady_clock::time_point start);
 
   const StageTable &table;
   Options options;
@@ -97,6 +102,10 @@ private:
   int64_t stepNumber = 0;
   /// Inference outputs, by name.
   std::map<std::string, NpyArray> outputs;
+  /// With --trace: the events of the timeline, as JSON objects, and when
+  /// the stages started together.
+  std::string events;
+  std::chrono::steady_clock::time_point epoch;
 };
 } // namespace
 
@@ -120,6 +129,8 @@ void StageRunner::parseOptions(int argc, char **argv) {
       options.savePath = value(i);
     else if (name == "--model")
       options.modelPath = value(i);
+    else if (name == "--trace")
+      options.trace = value(i);
     else if (name == "--check-inputs")
       options.checkInputs = true;
     else if (name == "--steps" || name == "--threads") {
@@ -204,8 +215,11 @@ void StageRunner::runStep(StepPhase phase, int64_t microbatch,
     group.push_back({false, port.peer, received[i].data(),
                      static_cast<size_t>(port.bytes())});
   }
+  auto waitStart = std::chrono::steady_clock::now();
   if (std::string error = transport->exchange(group); !error.empty())
     fail(error);
+  if (!group.empty())
+    record("wait", /*transfer=*/true, waitStart);
   pending.clear();
   for (const auto &key : pendingKeys)
     sends.erase(key);
@@ -277,8 +291,14 @@ void StageRunner::runStep(StepPhase phase, int64_t microbatch,
     }
   }
   std::string error;
-  if (!function.run(arena.data(), weights.data(), in.data(), out.data(),
-                    inputRow, error))
+  auto start = std::chrono::steady_clock::now();
+  bool ran = function.run(arena.data(), weights.data(), in.data(), out.data(),
+                          inputRow, error);
+  record(phase == StepPhase::Update      ? std::string("update")
+         : phase == StepPhase::Forward ? "F" + std::to_string(microbatch)
+                                       : "B" + std::to_string(microbatch),
+         /*transfer=*/false, start);
+  if (!ran)
     fail("step " + std::to_string(stepNumber) + ", microbatch " +
          std::to_string(inputRow) + ": " + error);
   for (auto &[port, buffer] : summed) {
@@ -308,8 +328,10 @@ void StageRunner::runStep(StepPhase phase, int64_t microbatch,
 void StageRunner::flushSends() {
   if (pending.empty())
     return;
+  auto start = std::chrono::steady_clock::now();
   if (std::string error = transport->exchange(pending); !error.empty())
     fail(error);
+  record("wait", /*transfer=*/true, start);
   pending.clear();
   for (const auto &key : pendingKeys)
     sends.erase(key);
@@ -393,6 +415,62 @@ void StageRunner::saveTrained() {
     fail("--save-onnx: " + error);
 }
 
+void StageRunner::record(std::string name, bool transfer,
+                         std::chrono::steady_clock::time_point start) {
+  if (options.trace.empty())
+    return;
+  auto micros = [&](std::chrono::steady_clock::time_point time) {
+    return std::chrono::duration<double, std::micro>(time - epoch).count();
+  };
+  double begin = micros(start), end = micros(std::chrono::steady_clock::now());
+  char text[256];
+  std::snprintf(text, sizeof(text),
+                "{\"name\": \"%s\", \"cat\": \"%s\", \"ph\": \"X\", "
+                "\"pid\": 0, \"tid\": %d, \"ts\": %.3f, \"dur\": %.3f},\n",
+                name.c_str(), transfer ? "transfer" : "compute",
+                transfer ? table.numStages + table.index : table.index, begin,
+                end - begin);
+  events += text;
+}
+
+void StageRunner::writeTrace() {
+  std::string header;
+  for (int track = 0; track < 2; ++track) {
+    int tid = track * table.numStages + table.index;
+    std::string name = "stage " + std::to_string(table.index) + ": " +
+                       table.device + " (" + table.kind + ")" +
+                       (track ? " waits" : "");
+    header += "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 0, "
+              "\"tid\": " + std::to_string(tid) +
+              ", \"args\": {\"name\": \"" + name + "\"}},\n"
+              "{\"name\": \"thread_sort_index\", \"ph\": \"M\", "
+              "\"pid\": 0, \"tid\": " + std::to_string(tid) +
+              ", \"args\": {\"sort_index\": " + std::to_string(tid) + "}},\n";
+  }
+  std::string mine = header + events;
+  std::vector<std::vector<char>> gathered;
+  if (std::string error = transport->gather(
+          std::vector<char>(mine.begin(), mine.end()), 0, gathered);
+      !error.empty())
+    fail("--trace: " + error);
+  if (table.index != 0)
+    return;
+  std::string temporary = options.trace + ".tmp";
+  std::FILE *file = std::fopen(temporary.c_str(), "w");
+  if (!file)
+    fail("cannot write the trace '" + options.trace + "'");
+  std::fputs("{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n", file);
+  for (const std::vector<char> &part : gathered)
+    std::fwrite(part.data(), 1, part.size(), file);
+  // A last event without a comma after it: the end of every stage.
+  std::fputs("{\"name\": \"end\", \"ph\": \"M\", \"pid\": 0, "
+             "\"args\": {}}\n]}\n",
+             file);
+  if (std::fclose(file) != 0 ||
+      std::rename(temporary.c_str(), options.trace.c_str()) != 0)
+    fail("cannot write the trace '" + options.trace + "'");
+}
+
 void StageRunner::writeOutputs() {
   for (auto &[name, array] : outputs)
     if (std::string error =
@@ -420,7 +498,10 @@ int StageRunner::run(int argc, char **argv) {
          std::to_string(transport->size()) + "; launch it with OUT/run");
   readWeights();
   arena.resize(table.arenaBytes);
+  // The reduction makes every stage wait for the last to get here: the
+  // timelines start together.
   available = std::max<int64_t>(1, transport->maxOverStages(held));
+  epoch = std::chrono::steady_clock::now();
 
   if (!table.training) {
     for (const Port &port : table.forward.results)
@@ -451,6 +532,8 @@ int StageRunner::run(int argc, char **argv) {
     flushSends();
     if (!options.outputs.empty())
       writeOutputs();
+    if (!options.trace.empty())
+      writeTrace();
     return 0;
   }
 
@@ -479,6 +562,8 @@ int StageRunner::run(int argc, char **argv) {
     fail("cannot write the metrics file '" + options.metrics + "'");
   if (!options.savePath.empty())
     saveTrained();
+  if (!options.trace.empty())
+    writeTrace();
   return 0;
 }
 

@@ -4,13 +4,13 @@
 
 // 1F1B: stage s of 3 runs 2 - s forward passes (at most M = 2) first, then
 // one of each, then the backward passes left; the update follows. Each
-// send goes out with the group its stage posts when the receiver waits for
-// it: the last stage's gradient for stage 0 over the skip connection
-// (send 0 of its backward passes) waits until stage 0 is done with its
-// forward passes.
+// send goes out with the group its stage posts when the receiver is about
+// to need it: stage 0's activation for stage 2 over the skip connection
+// (send 0 of its forward passes) goes out only when stage 2 gets to its
+// forward pass, after stage 1's.
 // ONEFONEB: pipe.plan = #pipe.plan<schedule = "1f1b"
-// ONEFONEB: pipe.stage @stage0 {{.*}} attributes {pipe.program = [#pipe.step<forward, 0>, #pipe.post<forward, 0, 1>, #pipe.post<forward, 0, 0>, #pipe.step<forward, 1>, #pipe.post<forward, 1, 1>, #pipe.post<forward, 1, 0>, #pipe.step<backward, 0>, #pipe.step<backward, 1>, #pipe.step<update, 0>, #pipe.post<update, 0, 0>]}
-// ONEFONEB: pipe.stage @stage1 {{.*}} attributes {pipe.program = [#pipe.step<forward, 0>, #pipe.post<forward, 0, 0>, #pipe.step<forward, 1>, #pipe.step<backward, 0>, #pipe.post<forward, 1, 0>, #pipe.post<backward, 0, 0>, #pipe.step<backward, 1>, #pipe.post<backward, 1, 0>, #pipe.step<update, 0>]}
+// ONEFONEB: pipe.stage @stage0 {{.*}} attributes {pipe.program = [#pipe.step<forward, 0>, #pipe.post<forward, 0, 1>, #pipe.step<forward, 1>, #pipe.post<forward, 1, 1>, #pipe.post<forward, 0, 0>, #pipe.post<forward, 1, 0>, #pipe.step<backward, 0>, #pipe.step<backward, 1>, #pipe.step<update, 0>, #pipe.post<update, 0, 0>]}
+// ONEFONEB: pipe.stage @stage1 {{.*}} attributes {pipe.program = [#pipe.step<forward, 0>, #pipe.post<forward, 0, 0>, #pipe.step<forward, 1>, #pipe.post<forward, 1, 0>, #pipe.step<backward, 0>, #pipe.post<backward, 0, 0>, #pipe.step<backward, 1>, #pipe.post<backward, 1, 0>, #pipe.step<update, 0>]}
 // ONEFONEB: pipe.stage @stage2 {{.*}} attributes {pipe.program = [#pipe.step<forward, 0>, #pipe.step<backward, 0>, #pipe.post<backward, 0, 1>, #pipe.step<forward, 1>, #pipe.post<backward, 0, 0>, #pipe.post<backward, 0, 2>, #pipe.step<backward, 1>, #pipe.post<backward, 1, 1>, #pipe.post<backward, 1, 0>, #pipe.post<backward, 1, 2>, #pipe.step<update, 0>]}
 
 // GPipe: every forward pass, then every backward pass; the plan follows.

@@ -70,12 +70,12 @@ struct ScheduleFailure {
   std::string message;
 };
 
-/// Decides when each stage posts each send: a send goes out with the group
-/// its stage posts while its receiver waits for it, in an order where each
-/// stage runs a step once what it receives has been computed (the data
-/// dependencies; with sends buffered, any pipeline without a cycle of them
-/// completes this way). Fills `posts`; fails on unmatched transfers or a
-/// cycle of dependencies.
+/// Decides when each stage posts each send. It runs the programs with sends
+/// buffered, in rounds: in each, every stage whose next step's inputs have
+/// all been computed runs it (any pipeline without a cycle of data
+/// dependencies completes this way). A send goes out with the group its
+/// stage is at when its receiver is about to run the step that reads it.
+/// Fills `posts`; fails on unmatched transfers or a cycle of dependencies.
 std::optional<ScheduleFailure> planSends(std::vector<StageProgram> &programs);
 
 /// Proves the programs with their posts: every send is posted once, after
