@@ -29,14 +29,19 @@ struct Place {
 };
 
 /// The pairing of every send with its receive: the k-th send from one
-/// stage to another with the k-th receive there from it.
+/// stage to another with the k-th receive there from it, in the order the
+/// stages post them (transfers of one direction match in order, with no
+/// tags).
 class Pairing {
 public:
   explicit Pairing(llvm::ArrayRef<StageProgram> programs)
       : programs(programs) {}
 
-  /// Pairs the transfers; the first mismatch if any.
-  std::optional<ScheduleFailure> pair();
+  /// Pairs the transfers in program order (step, then transfer), or with
+  /// `posted` in the order the posts put them in: group by group, the sends
+  /// of a group in their order among its posts, then its receives. The
+  /// first mismatch if any.
+  std::optional<ScheduleFailure> pair(bool posted = false);
 
   Place partner(Place place) const { return partners.at(place); }
   const StepTransfer &at(Place place) const {
@@ -58,24 +63,41 @@ static ScheduleFailure failAt(Place place, std::string message) {
   return ScheduleFailure{place.stage, place.ref, std::move(message)};
 }
 
-std::optional<ScheduleFailure> Pairing::pair() {
+std::optional<ScheduleFailure> Pairing::pair(bool posted) {
   unsigned numStages = programs.size();
   // The sends and receives of each direction, in order.
   std::map<std::pair<unsigned, unsigned>, std::vector<Place>> sends, recvs;
-  for (unsigned s = 0; s < numStages; ++s)
-    for (auto [i, step] : llvm::enumerate(programs[s].steps))
-      for (auto [t, transfer] : llvm::enumerate(step.transfers)) {
-        Place place{s, {unsigned(i), unsigned(t)}};
-        if (transfer.peer >= numStages || transfer.peer == s)
-          return failAt(place, llvm::formatv("transfers with stage {0}, "
-                                             "which is not another stage of "
-                                             "the pipeline",
-                                             transfer.peer));
-        if (transfer.send)
-          sends[{s, transfer.peer}].push_back(place);
-        else
-          recvs[{transfer.peer, s}].push_back(place);
-      }
+  auto add = [&](Place place) -> std::optional<ScheduleFailure> {
+    const StepTransfer &transfer = at(place);
+    if (transfer.peer >= numStages || transfer.peer == place.stage)
+      return failAt(place, llvm::formatv("transfers with stage {0}, which "
+                                         "is not another stage of the "
+                                         "pipeline",
+                                         transfer.peer));
+    if (transfer.send)
+      sends[{place.stage, transfer.peer}].push_back(place);
+    else
+      recvs[{transfer.peer, place.stage}].push_back(place);
+    return std::nullopt;
+  };
+  for (unsigned s = 0; s < numStages; ++s) {
+    const StageProgram &program = programs[s];
+    for (unsigned i = 0, e = program.steps.size(); i <= e; ++i) {
+      if (posted && i < program.posts.size())
+        for (TransferRef ref : program.posts[i])
+          if (ref.step < e &&
+              ref.transfer < program.steps[ref.step].transfers.size() &&
+              program.steps[ref.step].transfers[ref.transfer].send)
+            if (auto failure = add({s, ref}))
+              return failure;
+      if (i == e)
+        break;
+      for (auto [t, transfer] : llvm::enumerate(program.steps[i].transfers))
+        if (!posted || !transfer.send)
+          if (auto failure = add({s, {i, unsigned(t)}}))
+            return failure;
+    }
+  }
   std::set<std::pair<unsigned, unsigned>> directions;
   for (auto &[direction, places] : sends)
     directions.insert(direction);
@@ -185,9 +207,6 @@ mlir::pipe::planSends(std::vector<StageProgram> &programs) {
 
 std::optional<ScheduleFailure>
 mlir::pipe::checkSchedule(llvm::ArrayRef<StageProgram> programs) {
-  Pairing pairing(programs);
-  if (std::optional<ScheduleFailure> failure = pairing.pair())
-    return failure;
   unsigned numStages = programs.size();
 
   // The groups: group k of a stage holds posts[k] and, before its last
@@ -210,7 +229,7 @@ mlir::pipe::checkSchedule(llvm::ArrayRef<StageProgram> programs) {
         Place place{s, ref};
         if (ref.step >= numSteps ||
             ref.transfer >= program.steps[ref.step].transfers.size() ||
-            !pairing.at(place).send)
+            !program.steps[ref.step].transfers[ref.transfer].send)
           return ScheduleFailure{s, std::nullopt,
                                  llvm::formatv("posts a send that "
                                                "is not one: step {0}, "
@@ -238,6 +257,10 @@ mlir::pipe::checkSchedule(llvm::ArrayRef<StageProgram> programs) {
         if (transfer.send && !groupOf.count({s, {unsigned(i), unsigned(t)}}))
           return failAt({s, {unsigned(i), unsigned(t)}}, "is never posted");
   }
+  // The transport matches in the order the posts put the transfers in.
+  Pairing pairing(programs);
+  if (std::optional<ScheduleFailure> failure = pairing.pair(/*posted=*/true))
+    return failure;
 
   // The symbolic run: each stage at a group; a transfer completes when its
   // partner is posted in the partner stage's current group.

@@ -67,6 +67,8 @@ private:
   /// the step's receives, waits, and computes. `inputRow` is the
   /// microbatch of the input files it reads.
   void runStep(StepPhase phase, int64_t microbatch, int64_t inputRow);
+  /// Adds send `send` of step (`phase`, `microbatch`) to the next group.
+  void postSend(StepPhase phase, int64_t microbatch, int send);
   /// Posts the sends left after the last step and waits for them.
   void flushSends();
   void trainStep(long step);
@@ -238,9 +240,15 @@ void StageRunner::runStep(StepPhase phase, int64_t microbatch,
     case PortKind::Recv:
       in[i] = received[i].data();
       break;
-    case PortKind::Gradient:
-      in[i] = gradients[port.name].data();
+    case PortKind::Gradient: {
+      auto it = gradients.find(port.name);
+      if (it == gradients.end() ||
+          it->second.bytes.size() != size_t(port.bytes()) + 64)
+        fail(std::string("its update takes the gradient '") + port.name +
+             "', which its backward pass does not compute");
+      in[i] = it->second.data();
       break;
+    }
     case PortKind::Step:
       in[i] = &stepNumber;
       break;
@@ -294,7 +302,7 @@ void StageRunner::runStep(StepPhase phase, int64_t microbatch,
   auto start = std::chrono::steady_clock::now();
   bool ran = function.run(arena.data(), weights.data(), in.data(), out.data(),
                           inputRow, error);
-  record(phase == StepPhase::Update      ? std::string("update")
+  record(phase == StepPhase::Update    ? std::string("update")
          : phase == StepPhase::Forward ? "F" + std::to_string(microbatch)
                                        : "B" + std::to_string(microbatch),
          /*transfer=*/false, start);
@@ -323,6 +331,16 @@ void StageRunner::runStep(StepPhase phase, int64_t microbatch,
                      ? *reinterpret_cast<double *>(lossBuffer.data())
                      : *reinterpret_cast<float *>(lossBuffer.data());
     }
+}
+
+void StageRunner::postSend(StepPhase phase, int64_t microbatch, int send) {
+  auto key = std::make_tuple(int(phase), microbatch, send);
+  auto it = sends.find(key);
+  if (it == sends.end())
+    fail("its program posts a send its steps have not computed");
+  pending.push_back({true, it->second.first->peer, it->second.second.data(),
+                     static_cast<size_t>(it->second.first->bytes())});
+  pendingKeys.push_back(key);
 }
 
 void StageRunner::flushSends() {
@@ -433,18 +451,38 @@ void StageRunner::record(std::string name, bool transfer,
   events += text;
 }
 
+/// `text` with what JSON strings escape escaped.
+static std::string jsonEscaped(const std::string &text) {
+  std::string escaped;
+  for (unsigned char c : text) {
+    if (c == '"' || c == '\\') {
+      escaped += '\\';
+      escaped += c;
+    } else if (c < 0x20) {
+      char code[8];
+      std::snprintf(code, sizeof(code), "\\u%04x", c);
+      escaped += code;
+    } else {
+      escaped += c;
+    }
+  }
+  return escaped;
+}
+
 void StageRunner::writeTrace() {
   std::string header;
   for (int track = 0; track < 2; ++track) {
     int tid = track * table.numStages + table.index;
-    std::string name = "stage " + std::to_string(table.index) + ": " +
-                       table.device + " (" + table.kind + ")" +
-                       (track ? " waits" : "");
+    std::string name = jsonEscaped("stage " + std::to_string(table.index) +
+                                   ": " + table.device + " (" + table.kind +
+                                   ")" + (track ? " waits" : ""));
     header += "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 0, "
-              "\"tid\": " + std::to_string(tid) +
-              ", \"args\": {\"name\": \"" + name + "\"}},\n"
+              "\"tid\": " +
+              std::to_string(tid) + ", \"args\": {\"name\": \"" + name +
+              "\"}},\n"
               "{\"name\": \"thread_sort_index\", \"ph\": \"M\", "
-              "\"pid\": 0, \"tid\": " + std::to_string(tid) +
+              "\"pid\": 0, \"tid\": " +
+              std::to_string(tid) +
               ", \"args\": {\"sort_index\": " + std::to_string(tid) + "}},\n";
   }
   std::string mine = header + events;
@@ -501,6 +539,10 @@ int StageRunner::run(int argc, char **argv) {
   // The reduction makes every stage wait for the last to get here: the
   // timelines start together.
   available = std::max<int64_t>(1, transport->maxOverStages(held));
+  if (held && held != available)
+    fail("its inputs hold " + std::to_string(held) +
+         " microbatches, another stage's " + std::to_string(available) +
+         "; every input must hold as many");
   epoch = std::chrono::steady_clock::now();
 
   if (!table.training) {
@@ -519,12 +561,11 @@ int StageRunner::run(int argc, char **argv) {
       }
     for (int64_t m = 0; m < available; ++m)
       for (const ProgramEntry &entry : table.program) {
+        // The program is that of one microbatch, repeated.
+        if (entry.microbatch != 0)
+          fail("its inference program runs more than one microbatch");
         if (entry.post) {
-          auto key = std::make_tuple(int(entry.phase), m, entry.send);
-          auto &send = sends.at(key);
-          pending.push_back({true, send.first->peer, send.second.data(),
-                             static_cast<size_t>(send.first->bytes())});
-          pendingKeys.push_back(key);
+          postSend(entry.phase, m, entry.send);
           continue;
         }
         runStep(entry.phase, m, m);

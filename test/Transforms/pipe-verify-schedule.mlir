@@ -47,6 +47,26 @@ module {
 
 // -----
 
+// The transport matches in the order of posting: stage 0 posts microbatch
+// 1's activation first, which stage 1 would take for microbatch 0's.
+module {
+  pipe.stage @s0 index 0 device "c0" attributes {pipe.program = [#pipe.step<forward, 0>, #pipe.step<forward, 1>, #pipe.post<forward, 1, 0>, #pipe.post<forward, 0, 0>]} {
+    func.func @forward(%x: tensor<4xf32>) {
+      // expected-error @below {{the schedule does not hold: stage 0: send 0 to stage 1 (forward 1, channel 0, tensor<4xf32>) would be received as forward 0, channel 0, tensor<4xf32>}}
+      pipe.send forward %x to 1 channel 0 : tensor<4xf32>
+      return
+    }
+  }
+  pipe.stage @s1 index 1 device "c1" attributes {pipe.program = [#pipe.step<forward, 0>, #pipe.step<forward, 1>]} {
+    func.func @forward() {
+      %a = pipe.recv forward from 0 channel 0 : tensor<4xf32>
+      return
+    }
+  }
+}
+
+// -----
+
 // Programs whose microbatches disagree: stage 1 runs microbatch 1 where
 // stage 0 sends microbatch 0.
 module {

@@ -480,11 +480,10 @@ static int compileProgram(std::unique_ptr<llvm::MemoryBuffer> input,
   });
 
   pipe::CompileOptions options = compileOptions(*module);
-  if (planOnly)
-    module->walk([&](Operation *op) {
-      if (auto name = dyn_cast<NameLoc>(op->getLoc()))
-        options.plan.knownNodes.insert(name.getName().strref());
-    });
+  module->walk([&](Operation *op) {
+    if (auto name = dyn_cast<NameLoc>(op->getLoc()))
+      options.plan.knownNodes.insert(name.getName().strref());
+  });
   // The command line's pass-manager options and passes apply here as in
   // mlir-opt mode: the passes run first, then the compilation pipeline.
   DefaultTimingManager timing;

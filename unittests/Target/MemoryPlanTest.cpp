@@ -1,6 +1,6 @@
 //===- MemoryPlanTest.cpp - static buffer reuse by liveness ---------------===//
 
-#include "MemoryPlan.h"
+#include "pipe/Target/Common/MemoryPlan.h"
 
 #include "pipe/Dialect/Pipe/IR/PipeOps.h"
 

@@ -28,6 +28,7 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 
+#include <cstdio>
 #include <unistd.h>
 
 using namespace mlir;
@@ -163,6 +164,24 @@ static FailureOr<FunctionSpec> rewriteForDriver(func::FuncOp func,
   return spec;
 }
 
+/// `text` as a C++ string literal, quotes included.
+static std::string cppString(StringRef text) {
+  std::string literal = "\"";
+  for (unsigned char c : text) {
+    if (c == '"' || c == '\\') {
+      literal += '\\';
+      literal += c;
+    } else if (c < 0x20 || c >= 0x7f) {
+      char octal[8];
+      std::snprintf(octal, sizeof(octal), "\\%03o", unsigned(c));
+      literal += octal;
+    } else {
+      literal += c;
+    }
+  }
+  return literal + "\"";
+}
+
 /// The C++ table of `ports`.
 static LogicalResult writePorts(llvm::raw_ostream &os, Location loc,
                                 ArrayRef<PortSpec> ports) {
@@ -172,8 +191,9 @@ static LogicalResult writePorts(llvm::raw_ostream &os, Location loc,
     if (dtype.empty())
       return emitError(loc, "the CPU target cannot move ")
              << port.type.getElementType() << " tensors between stages";
-    os << "\n      {PortKind::" << port.kind << ", \"" << port.name << "\", "
-       << port.index << ", " << port.peer << ", DType::" << dtype << ", {";
+    os << "\n      {PortKind::" << port.kind << ", " << cppString(port.name)
+       << ", " << port.index << ", " << port.peer << ", DType::" << dtype
+       << ", {";
     llvm::interleaveComma(port.type.getShape(), os);
     os << "}},";
   }
@@ -224,7 +244,7 @@ static const char *const kPipelineLauncher = R"sh(#!/usr/bin/env bash
 #       [--save-onnx FILE] [--trace FILE] [--hostfile FILE]
 #       [--mpirun-args "..."]
 set -euo pipefail
-here="$(cd "$(dirname "$0")" && pwd)"
+here="$(cd -- "$(dirname -- "$0")" > /dev/null && pwd)"
 stages=@STAGES@
 training=@TRAINING@
 threads=(@THREADS@)
@@ -282,8 +302,9 @@ for ((k = 0; k < stages; k++)); do
   [ "$k" = 0 ] || apps+=(:)
   apps+=(-np 1 "$here/stage$k/stage$k" --inputs "$inputs" --weights "$here/stage$k/weights.bin" --threads "${threads[$k]}" "${model[@]}" "${args[@]}")
 done
-# shellcheck disable=SC2086
-exec mpirun "${launch[@]}" $mpirun_args "${apps[@]}"
+extra=()
+if [ -n "$mpirun_args" ]; then read -r -a extra <<< "$mpirun_args"; fi
+exec mpirun "${launch[@]}" "${extra[@]}" "${apps[@]}"
 )sh";
 
 /// Compiles every stage's main.cpp, all at once, and waits for them.
@@ -396,8 +417,9 @@ static LogicalResult emitStageFiles(StageOp stage, PlanAttr plan,
      << "  StageTable table;\n"
      << "  table.index = " << files.index << ";\n"
      << "  table.numStages = " << plan.getNumStages() << ";\n"
-     << "  table.device = \"" << stagePlan.getDevice().getValue() << "\";\n"
-     << "  table.kind = \"" << stagePlan.getKind().getValue() << "\";\n"
+     << "  table.device = " << cppString(stagePlan.getDevice().getValue())
+     << ";\n"
+     << "  table.kind = " << cppString(stagePlan.getKind().getValue()) << ";\n"
      << "  table.training = " << (plan.getTraining() ? "true" : "false")
      << ";\n"
      << "  table.microbatches = " << plan.getMicrobatches() << ";\n";
@@ -435,7 +457,7 @@ static LogicalResult emitStageFiles(StageOp stage, PlanAttr plan,
   os << "};\n  table.saved = {";
   for (const WeightEntry &entry : files.artifacts.parameters)
     if (saved.contains(entry.name)) {
-      os << "\n      {\"" << entry.name << "\", " << entry.offset << ", "
+      os << "\n      {" << cppString(entry.name) << ", " << entry.offset << ", "
          << tensorBytes(entry.type) << "},";
       files.parameters.push_back(entry.name);
     }

@@ -9,8 +9,8 @@
 
 #include "StageEmitter.h"
 
-#include "ElementwiseFusion.h"
-#include "MemoryPlan.h"
+#include "pipe/Target/Common/ElementwiseFusion.h"
+#include "pipe/Target/Common/MemoryPlan.h"
 
 #include "pipe/Dialect/Pipe/IR/PipeOps.h"
 

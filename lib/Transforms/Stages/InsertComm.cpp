@@ -62,12 +62,22 @@ LogicalResult InsertCommPass::insertActivationsAndGradients(func::FuncOp main) {
   SmallVector<Operation *> ops;
   for (Operation &op : body.without_terminator())
     ops.push_back(&op);
+  // Where the backward pass starts: an activation that travels backward
+  // (to an earlier stage's backward pass) is sent from there, after every
+  // forward value, where a recomputation of it can go too.
+  Operation *backwardStart = body.getTerminator();
+  for (Operation *op : ops)
+    if (phaseOf(op) == Phase::Backward) {
+      backwardStart = op;
+      break;
+    }
   OpBuilder builder(&getContext());
   for (Operation *op : ops) {
     std::optional<int64_t> from = stageOf(op);
     if (!from || isa<SendOp, RecvOp>(op))
       continue;
-    builder.setInsertionPointAfter(op);
+    // The transfers of `op` follow it in order.
+    Operation *last = op;
     for (Value result : op->getResults()) {
       // The readers of each other stage, in stage order.
       std::map<int64_t, SmallVector<OpOperand *>> readers;
@@ -83,8 +93,15 @@ LogicalResult InsertCommPass::insertActivationsAndGradients(func::FuncOp main) {
           return op->emitError("this gradient op of stage ")
                  << *from << " is read by stage " << to
                  << "; gradients flow from later stages to earlier ones";
+        bool late = phase == Phase::Backward && phaseOf(op) == Phase::Forward;
+        if (late)
+          builder.setInsertionPoint(backwardStart);
+        else
+          builder.setInsertionPointAfter(last);
         Value received = transfer(builder, op->getLoc(), result, *from, to,
                                   nextChannel++, phase);
+        if (!late)
+          last = received.getDefiningOp();
         for (OpOperand *use : uses)
           use->set(received);
       }

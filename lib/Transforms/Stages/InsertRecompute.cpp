@@ -37,11 +37,12 @@ struct InsertRecomputePass
 };
 } // namespace
 
-/// Whether the stage keeps `value`, a forward value of its own, under
-/// `recompute`.
-static bool isKept(Value value, Recompute recompute) {
+/// Whether stage `index` keeps `value`, a forward value it reads, under
+/// `recompute`: what it receives or reads from elsewhere it keeps.
+static bool isKept(Value value, int64_t index, Recompute recompute) {
   Operation *producer = value.getDefiningOp();
-  if (!producer || isa<RecvOp>(producer) || isUnstaged(producer))
+  if (!producer || isa<RecvOp>(producer) || isUnstaged(producer) ||
+      stageOf(producer) != index)
     return true;
   return recompute == Recompute::Selective &&
          estimateOpCost(producer).contraction;
@@ -50,20 +51,23 @@ static bool isKept(Value value, Recompute recompute) {
 void InsertRecomputePass::recomputeStage(func::FuncOp main, int64_t index,
                                          Recompute recompute) {
   Block &body = main.getBody().front();
-  Operation *firstBackward = nullptr;
   // The forward values of the stage its backward pass reads and does not
-  // keep, in program order.
+  // keep, in program order, and the first op that reads one: the region
+  // goes there, after every value it reads.
   llvm::SetVector<Value> dropped;
+  Operation *firstBackward = nullptr;
   for (Operation &op : body.without_terminator()) {
     if (stageOf(&op) != index || phaseOf(&op) != Phase::Backward)
       continue;
-    if (!firstBackward)
-      firstBackward = &op;
     for (Value operand : op.getOperands())
       if (Operation *producer = operand.getDefiningOp();
           producer && stageOf(producer) == index &&
-          phaseOf(producer) == Phase::Forward && !isKept(operand, recompute))
+          phaseOf(producer) == Phase::Forward &&
+          !isKept(operand, index, recompute)) {
         dropped.insert(operand);
+        if (!firstBackward)
+          firstBackward = &op;
+      }
   }
   if (dropped.empty())
     return;
@@ -76,7 +80,7 @@ void InsertRecomputePass::recomputeStage(func::FuncOp main, int64_t index,
   while (!worklist.empty()) {
     Value value = worklist.pop_back_val();
     Operation *producer = value.getDefiningOp();
-    if (isKept(value, recompute)) {
+    if (isKept(value, index, recompute)) {
       if (!(producer && isUnstaged(producer)))
         kept.insert(value);
       continue;

@@ -1,6 +1,6 @@
 //===- ElementwiseFusion.cpp - fused loops of elementwise ops -------------===//
 
-#include "ElementwiseFusion.h"
+#include "pipe/Target/Common/ElementwiseFusion.h"
 
 #include "pipe/Dialect/Pipe/IR/PipeOps.h"
 

@@ -1,7 +1,7 @@
 //===- ElementwiseFusion.h - fused loops of elementwise ops -----*- C++ -*-===//
 
-#ifndef PIPE_LIB_TARGET_CPU_ELEMENTWISEFUSION_H
-#define PIPE_LIB_TARGET_CPU_ELEMENTWISEFUSION_H
+#ifndef PIPE_TARGET_COMMON_ELEMENTWISEFUSION_H
+#define PIPE_TARGET_COMMON_ELEMENTWISEFUSION_H
 
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/SmallVector.h"
@@ -34,4 +34,4 @@ FailureOr<std::string> scalarExpression(Operation *op,
 } // namespace pipe
 } // namespace mlir
 
-#endif // PIPE_LIB_TARGET_CPU_ELEMENTWISEFUSION_H
+#endif // PIPE_TARGET_COMMON_ELEMENTWISEFUSION_H

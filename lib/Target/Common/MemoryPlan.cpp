@@ -1,6 +1,6 @@
 //===- MemoryPlan.cpp - static buffer assignment for a stage --------------===//
 
-#include "MemoryPlan.h"
+#include "pipe/Target/Common/MemoryPlan.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/MathExtras.h"

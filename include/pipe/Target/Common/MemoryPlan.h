@@ -1,7 +1,7 @@
 //===- MemoryPlan.h - static buffer assignment for a stage ------*- C++ -*-===//
 
-#ifndef PIPE_LIB_TARGET_CPU_MEMORYPLAN_H
-#define PIPE_LIB_TARGET_CPU_MEMORYPLAN_H
+#ifndef PIPE_TARGET_COMMON_MEMORYPLAN_H
+#define PIPE_TARGET_COMMON_MEMORYPLAN_H
 
 #include "mlir/IR/Value.h"
 #include "llvm/ADT/DenseMap.h"
@@ -37,4 +37,4 @@ MemoryPlan planMemory(llvm::ArrayRef<BufferRequest> requests,
 } // namespace pipe
 } // namespace mlir
 
-#endif // PIPE_LIB_TARGET_CPU_MEMORYPLAN_H
+#endif // PIPE_TARGET_COMMON_MEMORYPLAN_H
