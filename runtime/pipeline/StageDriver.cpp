@@ -8,6 +8,7 @@
 #include <omp.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -28,7 +29,7 @@ namespace {
 /// The command line.
 struct Options {
   std::string inputs, outputs, weights, metrics, savePath, modelPath, trace;
-  long steps = 1;
+  long steps = 1, bench = 0;
   int threads = 0;
   bool checkInputs = false;
 };
@@ -135,7 +136,7 @@ void StageRunner::parseOptions(int argc, char **argv) {
       options.trace = value(i);
     else if (name == "--check-inputs")
       options.checkInputs = true;
-    else if (name == "--steps" || name == "--threads") {
+    else if (name == "--steps" || name == "--threads" || name == "--bench") {
       std::string text = value(i);
       long number =
           text.size() <= 10 &&
@@ -148,6 +149,8 @@ void StageRunner::parseOptions(int argc, char **argv) {
              text + "'");
       if (name == "--steps")
         options.steps = number;
+      else if (name == "--bench")
+        options.bench = number;
       else
         options.threads = static_cast<int>(number);
     } else
@@ -559,20 +562,43 @@ int StageRunner::run(int argc, char **argv) {
         }
         array.data.assign(port.bytes() * available, 0);
       }
-    for (int64_t m = 0; m < available; ++m)
-      for (const ProgramEntry &entry : table.program) {
-        // The program is that of one microbatch, repeated.
-        if (entry.microbatch != 0)
-          fail("its inference program runs more than one microbatch");
-        if (entry.post) {
-          postSend(entry.phase, m, entry.send);
-          continue;
+    auto inferAll = [&] {
+      for (int64_t m = 0; m < available; ++m)
+        for (const ProgramEntry &entry : table.program) {
+          // The program is that of one microbatch, repeated.
+          if (entry.microbatch != 0)
+            fail("its inference program runs more than one microbatch");
+          if (entry.post) {
+            postSend(entry.phase, m, entry.send);
+            continue;
+          }
+          runStep(entry.phase, m, m);
         }
-        runStep(entry.phase, m, m);
-      }
-    flushSends();
+      flushSends();
+    };
+    inferAll();
     if (!options.outputs.empty())
       writeOutputs();
+    // --bench N: N more runs over all microbatches, each from every stage
+    // starting together to the last stage finishing; stage 0 prints the
+    // median in milliseconds.
+    if (options.bench > 0) {
+      std::vector<double> times;
+      for (long r = 0; r < options.bench; ++r) {
+        transport->maxOverStages(0);
+        auto start = std::chrono::steady_clock::now();
+        inferAll();
+        transport->maxOverStages(0);
+        times.push_back(std::chrono::duration<double, std::milli>(
+                            std::chrono::steady_clock::now() - start)
+                            .count());
+      }
+      std::sort(times.begin(), times.end());
+      if (table.index == 0) {
+        std::printf("median_ms %.4f\n", times[times.size() / 2]);
+        std::fflush(stdout);
+      }
+    }
     if (!options.trace.empty())
       writeTrace();
     return 0;
