@@ -26,6 +26,23 @@ int64_t Port::bytes() const {
 }
 
 namespace {
+/// Whether none of `ports` is called `name`.
+bool namedNone(const std::vector<const Port *> &ports, const char *name) {
+  for (const Port *port : ports)
+    if (std::strcmp(port->name, name) == 0)
+      return false;
+  return true;
+}
+
+/// Whether the folder `path` would be written into exists.
+bool parentExists(const std::string &path) {
+  size_t slash = path.rfind('/');
+  std::string parent = slash == std::string::npos ? "." : path.substr(0, slash);
+  struct stat info;
+  return parent.empty() ||
+         (::stat(parent.c_str(), &info) == 0 && S_ISDIR(info.st_mode));
+}
+
 /// The command line.
 struct Options {
   std::string inputs, outputs, weights, metrics, savePath, modelPath, trace;
@@ -46,14 +63,21 @@ struct Buffer {
 
 class StageRunner {
 public:
-  StageRunner(const StageTable &table) : table(table) {}
+  StageRunner(const StageTable &table, TransportFactory createTransport)
+      : table(table), createTransport(createTransport) {}
 
   int run(int argc, char **argv);
 
 private:
   [[noreturn]] void fail(const std::string &message) const {
-    std::fprintf(stderr, "stage %d (%s, %s): error: %s\n", table.index,
-                 table.device, table.kind, message.c_str());
+    // A program of one stage names its kind alone; a pipeline's stage its
+    // device too.
+    if (*table.device)
+      std::fprintf(stderr, "stage %d (%s, %s): error: %s\n", table.index,
+                   table.device, table.kind, message.c_str());
+    else
+      std::fprintf(stderr, "stage %d (%s): error: %s\n", table.index,
+                   table.kind, message.c_str());
     std::fflush(stderr);
     std::exit(1);
   }
@@ -82,11 +106,13 @@ private:
               std::chrono::steady_clock::time_point start);
 
   const StageTable &table;
+  TransportFactory createTransport;
   Options options;
   std::unique_ptr<Transport> transport;
   Buffer weights, arena;
   std::map<std::string, NpyArray> inputs;
-  std::map<std::string, const Port *> inputPorts;
+  /// The graph inputs the functions take, in the order they take them.
+  std::vector<const Port *> inputPorts;
   int64_t available = 1;
   /// Per microbatch of the step, the stash; the sends not yet posted, by
   /// (phase, microbatch, send); the receive buffers of the current step.
@@ -177,10 +203,11 @@ int64_t StageRunner::readInputs() {
   for (const FunctionTable *function :
        {&table.forward, &table.backward, &table.update})
     for (const Port &port : function->args)
-      if (port.kind == PortKind::Input)
-        inputPorts.emplace(port.name, &port);
+      if (port.kind == PortKind::Input && namedNone(inputPorts, port.name))
+        inputPorts.push_back(&port);
   int64_t count = 0;
-  for (auto &[name, port] : inputPorts) {
+  for (const Port *port : inputPorts) {
+    std::string name = port->name;
     std::string path = options.inputs + "/" + name + ".npy";
     NpyArray &array = inputs[name];
     if (std::string error = readNpy(path, array); !error.empty())
@@ -310,8 +337,8 @@ void StageRunner::runStep(StepPhase phase, int64_t microbatch,
                                        : "B" + std::to_string(microbatch),
          /*transfer=*/false, start);
   if (!ran)
-    fail("step " + std::to_string(stepNumber) + ", microbatch " +
-         std::to_string(inputRow) + ": " + error);
+    fail((table.training ? "step " + std::to_string(stepNumber) + ", " : "") +
+         "microbatch " + std::to_string(inputRow) + ": " + error);
   for (auto &[port, buffer] : summed) {
     char *sum = gradients[port->name].data();
     int64_t count = port->bytes() / int64_t(dtypeSize(port->dtype));
@@ -383,8 +410,8 @@ void StageRunner::trainStep(long step) {
         int64_t count = port->bytes() / int64_t(dtypeSize(port->dtype));
         if (port->dtype == DType::F64)
           for (int64_t e = 0; e < count; ++e)
-            reinterpret_cast<double *>(sum.data())[e] /=
-                double(table.microbatches);
+            reinterpret_cast<double *>(sum.data())[e] *=
+                1.0 / double(table.microbatches);
         else
           for (int64_t e = 0; e < count; ++e)
             reinterpret_cast<float *>(sum.data())[e] *=
@@ -525,14 +552,19 @@ int StageRunner::run(int argc, char **argv) {
   if (!options.savePath.empty() && options.modelPath.empty())
     fail("--save-onnx needs the model this program was compiled from; it "
          "was compiled from IR without an ONNX file");
+  if (!options.savePath.empty() && !parentExists(options.savePath))
+    fail("cannot write '" + options.savePath + "': its folder does not exist");
   int64_t held = readInputs();
   if (options.checkInputs)
     return 0;
   if (options.threads > 0)
     omp_set_num_threads(options.threads);
   std::string error;
-  transport = createMPITransport(argc, argv, error);
-  if (!transport)
+  if (table.numStages == 1)
+    transport = createLocalTransport();
+  else if (!createTransport)
+    fail("a stage of a pipeline needs a transport");
+  else if (!(transport = createTransport(argc, argv, error)))
     fail(error);
   if (transport->rank() != table.index || transport->size() != table.numStages)
     fail("runs as MPI rank " + std::to_string(transport->rank()) + " of " +
@@ -605,6 +637,12 @@ int StageRunner::run(int argc, char **argv) {
   }
 
   std::FILE *metrics = nullptr;
+  bool computesLoss = false;
+  for (const Port &port : table.forward.results)
+    computesLoss |= port.kind == PortKind::Loss;
+  if (computesLoss && !options.metrics.empty() &&
+      !(metrics = std::fopen(options.metrics.c_str(), "w")))
+    fail("cannot write the metrics file '" + options.metrics + "'");
   for (long step = 1; step <= options.steps; ++step) {
     auto start = std::chrono::steady_clock::now();
     trainStep(step);
@@ -616,9 +654,7 @@ int StageRunner::run(int argc, char **argv) {
     double loss = lossSum / double(table.microbatches);
     std::printf("step %ld loss %.9g\n", step, loss);
     std::fflush(stdout);
-    if (!options.metrics.empty()) {
-      if (!metrics && !(metrics = std::fopen(options.metrics.c_str(), "w")))
-        fail("cannot write the metrics file '" + options.metrics + "'");
+    if (metrics) {
       std::fprintf(metrics,
                    "{\"step\": %ld, \"loss\": %.9g, \"seconds\": %.6f}\n", step,
                    loss, seconds);
@@ -634,7 +670,8 @@ int StageRunner::run(int argc, char **argv) {
   return 0;
 }
 
-int pipe_rt::runStage(const StageTable &table, int argc, char **argv) {
-  StageRunner runner(table);
+int pipe_rt::runStage(const StageTable &table, int argc, char **argv,
+                      TransportFactory createTransport) {
+  StageRunner runner(table, createTransport);
   return runner.run(argc, argv);
 }

@@ -24,11 +24,15 @@
 #define PIPE_RUNTIME_PIPELINE_STAGEDRIVER_H
 
 #include "StageTable.h"
+#include "Transport.h"
 
 namespace pipe_rt {
 
-/// Runs the stage `table` describes; returns the process's exit status.
-int runStage(const StageTable &table, int argc, char **argv);
+/// Runs the stage `table` describes; returns the process's exit status. A
+/// pipeline of several stages makes its transport with `createTransport`
+/// (createMPITransport); one of a single stage needs none.
+int runStage(const StageTable &table, int argc, char **argv,
+             TransportFactory createTransport = nullptr);
 
 } // namespace pipe_rt
 

@@ -52,9 +52,17 @@ public:
 
 /// The MPI transport, over MPI_COMM_WORLD: point-to-point messages of one
 /// tag, so MPI's non-overtaking rule keeps each direction in order.
-/// Initializes MPI; the transport's end finalizes it.
+/// Initializes MPI; the transport's end finalizes it (MPITransport.cpp, in
+/// its own library, which only pipelines of several stages link).
 std::unique_ptr<Transport> createMPITransport(int &argc, char **&argv,
                                               std::string &error);
+
+/// How a stage's main() makes its transport.
+using TransportFactory = std::unique_ptr<Transport> (*)(int &argc, char **&argv,
+                                                        std::string &error);
+
+/// The transport of a pipeline of one stage, which has no peers.
+std::unique_ptr<Transport> createLocalTransport();
 
 } // namespace pipe_rt
 

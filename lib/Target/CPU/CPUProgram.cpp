@@ -1,12 +1,13 @@
 //===- CPUProgram.cpp - write, compile and package a CPU program ----------===//
 //
-// `--emit=sources|binaries -o OUT` for the CPU target: OUT/stage0/main.cpp
-// (from StageEmitter), OUT/stage0/weights.bin and weights.json,
-// OUT/stage0/stage0 (compiled with the system C++ compiler against
-// runtime/), OUT/plan.json and the launcher OUT/run. A training program
-// also gets OUT/model.onnx, the model --save-onnx writes back. Everything is
-// written to a temporary folder first and renamed into place at the end, so a
-// failure leaves no partial output.
+// `--emit=sources|binaries -o OUT` for the CPU target, one stage:
+// OUT/stage0/main.cpp (its functions from StageEmitter and the tables the
+// stage driver of runtime/pipeline runs them by), OUT/stage0/weights.bin
+// and weights.json, OUT/stage0/stage0 (compiled with the system C++
+// compiler against runtime/), OUT/plan.json and the launcher OUT/run. A
+// training program also gets OUT/model.onnx, the model --save-onnx writes back.
+// Everything is written to a temporary folder first and renamed into place at
+// the end, so a failure leaves no partial output.
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,322 +35,6 @@
 
 using namespace mlir;
 using namespace mlir::pipe;
-
-/// What every stage program has: reading the weights and the inputs, all
-/// checked before any work.
-static const char *const kStageCommon = R"cpp(
-namespace {
-[[noreturn]] void fail(const std::string &message) {
-  std::fprintf(stderr, "stage 0 (cpu): error: %s\n", message.c_str());
-  std::exit(1);
-}
-
-int64_t bytesOf(const Port &port) {
-  int64_t count = 1;
-  for (int64_t extent : port.shape)
-    count *= extent;
-  return count * static_cast<int64_t>(pipe_rt::dtypeSize(port.dtype));
-}
-
-/// Reads the weights blob into `bytes`; returns it 64-byte aligned.
-char *readWeights(const std::string &path, std::vector<char> &bytes) {
-  std::FILE *file = std::fopen(path.c_str(), "rb");
-  if (!file)
-    fail("cannot open weights '" + path + "'");
-  std::fseek(file, 0, SEEK_END);
-  long size = std::ftell(file);
-  std::fseek(file, 0, SEEK_SET);
-  bytes.resize(size + 64);
-  if (size != kWeightBytes ||
-      std::fread(bytes.data() + 64, 1, size, file) != (size_t)size)
-    fail("weights '" + path + "' do not match this program");
-  std::fclose(file);
-  char *aligned =
-      bytes.data() + 64 - reinterpret_cast<uintptr_t>(bytes.data()) % 64;
-  std::memmove(aligned, bytes.data() + 64, kWeightBytes);
-  return aligned;
-}
-
-/// Reads every input from `folder`; returns how many microbatches they hold.
-int64_t readInputs(const std::string &folder,
-                   std::vector<pipe_rt::NpyArray> &arrays) {
-  arrays.resize(kInputsCount);
-  int64_t microbatches = -1;
-  for (size_t i = 0; i < kInputsCount; ++i) {
-    const Port &port = kInputs[i];
-    std::string path = folder + "/" + port.name + ".npy";
-    if (std::string error = pipe_rt::readNpy(path, arrays[i]); !error.empty())
-      fail("input '" + std::string(port.name) + "': " + error);
-    std::string error;
-    int64_t count = pipe_rt::countMicrobatches(port.name, arrays[i],
-                                               port.dtype, port.shape, error);
-    if (!count)
-      fail(error);
-    if (microbatches >= 0 && count != microbatches)
-      fail("input '" + std::string(port.name) + "' holds " +
-           std::to_string(count) + " microbatches, the inputs before it " +
-           std::to_string(microbatches));
-    microbatches = count;
-  }
-  return microbatches < 0 ? 1 : microbatches;
-}
-
-/// The command line, read as `--option value` pairs.
-struct Arguments {
-  int argc;
-  char **argv;
-  int index = 0;
-  std::string name;
-
-  /// Moves to the next option; false at the end.
-  bool next() {
-    if (++index >= argc)
-      return false;
-    name = argv[index];
-    return true;
-  }
-  /// The value after the current option.
-  std::string value() {
-    if (index + 1 >= argc)
-      fail("missing value after " + name);
-    return argv[++index];
-  }
-  [[noreturn]] void unknown() { fail("unknown argument '" + name + "'"); }
-};
-
-/// Aligned scratch memory for the functions' intermediate buffers.
-struct Arena {
-  std::vector<char> bytes = std::vector<char>(kArenaBytes + 64);
-  char *data() {
-    return bytes.data() + 64 - reinterpret_cast<uintptr_t>(bytes.data()) % 64;
-  }
-};
-} // namespace
-)cpp";
-
-/// The main of an inference program: run every microbatch, write the
-/// outputs atomically.
-static const char *const kInferenceMain = R"cpp(
-int main(int argc, char **argv) {
-  std::string inputs, outputs, weightsPath;
-  long repeat = 0;
-  for (Arguments args{argc, argv}; args.next();) {
-    if (args.name == "--inputs")
-      inputs = args.value();
-    else if (args.name == "--outputs")
-      outputs = args.value();
-    else if (args.name == "--weights")
-      weightsPath = args.value();
-    else if (args.name == "--bench")
-      repeat = std::atol(args.value().c_str());
-    else
-      args.unknown();
-  }
-  if (inputs.empty() && kInputsCount > 0)
-    fail("no --inputs folder given");
-  if (outputs.empty())
-    fail("no --outputs folder given");
-
-  std::vector<char> weightBytes;
-  char *weights = readWeights(weightsPath, weightBytes);
-  std::vector<pipe_rt::NpyArray> arrays;
-  int64_t microbatches = readInputs(inputs, arrays);
-
-  std::vector<pipe_rt::NpyArray> results(kOutputsCount);
-  for (size_t i = 0; i < kOutputsCount; ++i) {
-    results[i].dtype = kOutputs[i].dtype;
-    results[i].shape = kOutputs[i].shape;
-    if (microbatches > 1) {
-      if (results[i].shape.empty())
-        results[i].shape = {microbatches};
-      else
-        results[i].shape[0] *= microbatches;
-    }
-    results[i].data.resize(bytesOf(kOutputs[i]) * microbatches);
-  }
-
-  Arena arena;
-  std::vector<const void *> in(kInputsCount + 1);
-  std::vector<void *> out(kOutputsCount + 1);
-  auto runAll = [&] {
-    for (int64_t m = 0; m < microbatches; ++m) {
-      for (size_t i = 0; i < kInputsCount; ++i)
-        in[i] = arrays[i].data.data() + m * bytesOf(kInputs[i]);
-      for (size_t i = 0; i < kOutputsCount; ++i)
-        out[i] = results[i].data.data() + m * bytesOf(kOutputs[i]);
-      std::string error;
-      if (!runMicrobatch(arena.data(), weights, in.data(), out.data(), m,
-                         error))
-        fail("microbatch " + std::to_string(m) + ": " + error);
-    }
-  };
-  runAll();
-  // --bench N: time N more runs over all microbatches (after the warm-up
-  // above) and print the median in milliseconds.
-  if (repeat > 0) {
-    std::vector<double> times;
-    for (long r = 0; r < repeat; ++r) {
-      auto start = std::chrono::steady_clock::now();
-      runAll();
-      times.push_back(std::chrono::duration<double, std::milli>(
-                          std::chrono::steady_clock::now() - start)
-                          .count());
-    }
-    std::sort(times.begin(), times.end());
-    std::printf("median_ms %.4f\n", times[times.size() / 2]);
-  }
-  for (size_t i = 0; i < kOutputsCount; ++i) {
-    std::string path = outputs + "/" + kOutputs[i].name + ".npy";
-    if (std::string error = pipe_rt::writeNpy(path, results[i]); !error.empty())
-      fail(error);
-  }
-  return 0;
-}
-)cpp";
-
-/// The main of a training program. Step s (from 1) runs microbatches
-/// (s-1)*M .. s*M-1 of the inputs, wrapping around, through runMicrobatch
-/// (result 0 the loss, then the gradients), averages the gradients and
-/// calls runUpdate, which writes the new parameters and optimizer state
-/// into the weights.
-static const char *const kTrainingMain = R"cpp(
-namespace {
-/// A whole decimal number in [1, 10^9], or 0.
-long parseCount(const std::string &text) {
-  if (text.empty() || text.size() > 10 ||
-      text.find_first_not_of("0123456789") != std::string::npos)
-    return 0;
-  long value = std::atol(text.c_str());
-  return value <= 1000000000L ? value : 0;
-}
-
-bool parentExists(const std::string &path) {
-  size_t slash = path.rfind('/');
-  std::string parent = slash == std::string::npos ? "." : path.substr(0, slash);
-  struct stat info;
-  return parent.empty() || (::stat(parent.c_str(), &info) == 0 &&
-                            S_ISDIR(info.st_mode));
-}
-} // namespace
-
-int main(int argc, char **argv) {
-  std::string inputs, weightsPath, metricsPath, savePath, modelPath;
-  long steps = 1;
-  for (Arguments args{argc, argv}; args.next();) {
-    if (args.name == "--inputs")
-      inputs = args.value();
-    else if (args.name == "--weights")
-      weightsPath = args.value();
-    else if (args.name == "--steps") {
-      std::string text = args.value();
-      steps = parseCount(text);
-      if (!steps)
-        fail("--steps must be a whole number from 1 to 1000000000, not '" +
-             text + "'");
-    } else if (args.name == "--metrics")
-      metricsPath = args.value();
-    else if (args.name == "--save-onnx")
-      savePath = args.value();
-    else if (args.name == "--model")
-      modelPath = args.value();
-    else
-      args.unknown();
-  }
-  if (inputs.empty() && kInputsCount > 0)
-    fail("no --inputs folder given");
-  if (!savePath.empty() && modelPath.empty())
-    fail("--save-onnx needs the model this program was compiled from; it "
-         "was compiled from IR without an ONNX file");
-  if (!savePath.empty() && !parentExists(savePath))
-    fail("cannot write '" + savePath + "': its folder does not exist");
-
-  std::vector<char> weightBytes;
-  char *weights = readWeights(weightsPath, weightBytes);
-  std::vector<pipe_rt::NpyArray> arrays;
-  int64_t available = readInputs(inputs, arrays);
-
-  std::FILE *metrics = nullptr;
-  if (!metricsPath.empty() &&
-      !(metrics = std::fopen(metricsPath.c_str(), "w")))
-    fail("cannot write the metrics file '" + metricsPath + "'");
-
-  // Result 0 of runMicrobatch is the loss, the others the gradients, which
-  // are also the arguments of runUpdate before the step number.
-  const size_t numGrads = kOutputsCount - 1;
-  std::vector<std::vector<Real>> microbatchResults(kOutputsCount),
-      sums(kOutputsCount);
-  for (size_t i = 0; i < kOutputsCount; ++i) {
-    microbatchResults[i].resize(bytesOf(kOutputs[i]) / sizeof(Real));
-    sums[i].resize(microbatchResults[i].size());
-  }
-  Arena arena;
-  std::vector<const void *> in(kInputsCount + 1), updateIn(numGrads + 1);
-  std::vector<void *> out(kOutputsCount + 1);
-  for (size_t i = 0; i < kOutputsCount; ++i)
-    out[i] = microbatchResults[i].data();
-  for (size_t i = 0; i < numGrads; ++i)
-    updateIn[i] = sums[i + 1].data();
-  int64_t stepNumber = 0;
-  updateIn[numGrads] = &stepNumber;
-
-  for (long step = 1; step <= steps; ++step) {
-    auto start = std::chrono::steady_clock::now();
-    for (std::vector<Real> &sum : sums)
-      std::fill(sum.begin(), sum.end(), Real(0));
-    double lossSum = 0;
-    for (int64_t j = 0; j < kMicrobatches; ++j) {
-      int64_t m = ((step - 1) * kMicrobatches + j) % available;
-      for (size_t i = 0; i < kInputsCount; ++i)
-        in[i] = arrays[i].data.data() + m * bytesOf(kInputs[i]);
-      std::string error;
-      if (!runMicrobatch(arena.data(), weights, in.data(), out.data(), m,
-                         error))
-        fail("step " + std::to_string(step) + ", microbatch " +
-             std::to_string(m) + ": " + error);
-      lossSum += static_cast<double>(microbatchResults[0][0]);
-      for (size_t i = 1; i < kOutputsCount; ++i) {
-        Real *sum = sums[i].data();
-        const Real *value = microbatchResults[i].data();
-        for (size_t e = 0, n = sums[i].size(); e < n; ++e)
-          sum[e] += value[e];
-      }
-    }
-    const Real scale = Real(1) / Real(kMicrobatches);
-    for (size_t i = 1; i < kOutputsCount; ++i)
-      for (Real &value : sums[i])
-        value *= scale;
-    stepNumber = step;
-    std::string error;
-    if (!runUpdate(arena.data(), weights, updateIn.data(), nullptr, 0, error))
-      fail("step " + std::to_string(step) + ": optimizer: " + error);
-    double seconds = std::chrono::duration<double>(
-                         std::chrono::steady_clock::now() - start)
-                         .count();
-    double loss = lossSum / kMicrobatches;
-    std::printf("step %ld loss %.9g\n", step, loss);
-    std::fflush(stdout);
-    if (metrics) {
-      std::fprintf(metrics, "{\"step\": %ld, \"loss\": %.9g, \"seconds\": %.6f}\n",
-                   step, loss, seconds);
-      std::fflush(metrics);
-    }
-  }
-  if (metrics && std::fclose(metrics) != 0)
-    fail("cannot write the metrics file '" + metricsPath + "'");
-
-  if (!savePath.empty()) {
-    std::vector<pipe_rt::InitializerData> trained;
-    for (const Trained &parameter : kTrained)
-      trained.push_back({parameter.name, weights + parameter.offset,
-                         static_cast<size_t>(parameter.bytes)});
-    if (std::string error =
-            pipe_rt::saveTrainedOnnx(modelPath, savePath, trained);
-        !error.empty())
-      fail("--save-onnx: " + error);
-  }
-  return 0;
-}
-)cpp";
 
 /// The launcher OUT/run of an inference program: one CPU stage, run
 /// directly.
@@ -434,36 +119,6 @@ static FailureOr<unsigned> numOutputs(func::FuncOp func) {
              << i << " assigns a parameter but comes before a result that "
              << "does not; the CPU target needs those last";
   return count;
-}
-
-/// The table of input or output ports of the stage program.
-static LogicalResult writePorts(llvm::raw_ostream &os, const char *name,
-                                func::FuncOp main, bool results) {
-  os << "const Port " << name << "[] = {\n";
-  FailureOr<unsigned> outputs = numOutputs(main);
-  if (failed(outputs))
-    return failure();
-  unsigned count = results ? *outputs : main.getNumArguments();
-  for (unsigned i = 0; i < count; ++i) {
-    auto type = cast<RankedTensorType>(results ? main.getResultTypes()[i]
-                                               : main.getArgumentTypes()[i]);
-    auto attr = results ? main.getResultAttrOfType<StringAttr>(i, "pipe.name")
-                        : main.getArgAttrOfType<StringAttr>(i, "pipe.name");
-    std::string portName =
-        attr ? attr.str() : (results ? "output" : "input") + std::to_string(i);
-    std::string dtype = dtypeOf(type.getElementType());
-    if (dtype.empty())
-      return main.emitError("the CPU target cannot read or write ")
-             << type.getElementType() << " tensors ('" << portName << "')";
-    os << "    {\"" << portName << "\", pipe_rt::DType::" << dtype << ", {";
-    llvm::interleaveComma(type.getShape(), os);
-    os << "}},\n";
-  }
-  if (!count)
-    os << "    {\"\", pipe_rt::DType::F32, {}}, // none: C++ arrays are not "
-          "empty\n";
-  os << "};\nconstexpr size_t " << name << "Count = " << count << ";\n";
-  return success();
 }
 
 LogicalResult mlir::pipe::writeFile(Location loc, StringRef path,
@@ -580,18 +235,21 @@ static LogicalResult compileStage(Location loc, StringRef stageDir,
       "-fopenmp",
       "-I" PIPE_RUNTIME_SOURCE_DIR "/common",
       "-I" PIPE_RUNTIME_SOURCE_DIR "/cpu",
+      "-I" PIPE_RUNTIME_SOURCE_DIR "/pipeline",
       source,
       "-o",
       binary,
+      PIPE_RUNTIME_PIPELINE_LIBRARY,
+      PIPE_RUNTIME_ONNX_LIBRARY,
       PIPE_RUNTIME_CPU_LIBRARY,
       PIPE_RUNTIME_COMMON_LIBRARY,
       PIPE_OPENBLAS_LIBRARY,
       ("-Wl,-rpath," + llvm::sys::path::parent_path(PIPE_OPENBLAS_LIBRARY))
           .str(),
+      "-lonnx",
+      "-lonnx_proto",
+      "-lprotobuf",
       "-lm"};
-  if (training)
-    args.append(
-        {PIPE_RUNTIME_ONNX_LIBRARY, "-lonnx", "-lonnx_proto", "-lprotobuf"});
   SmallVector<StringRef> argRefs(args.begin(), args.end());
   std::optional<StringRef> redirects[] = {std::nullopt, StringRef(log),
                                           StringRef(log)};
@@ -659,25 +317,57 @@ LogicalResult mlir::pipe::emitCPUProgram(ModuleOp module, StringRef outDir,
       (training && failed(emitStage(update, "runUpdate", parameters, stage))))
     return failure();
 
-  std::string source;
-  llvm::raw_string_ostream src(source);
-  src << "// Generated by pipe-opt: stage 0 on the host CPU. Do not edit.\n"
-      << "#include \"Kernels.h\"\n#include \"Npy.h\"\n";
-  if (training)
-    src << "#include \"OnnxSave.h\"\n\n#include <sys/stat.h>\n";
-  src << "\n#include <algorithm>\n#include <chrono>\n#include <cmath>\n"
-      << "#include <cstdint>\n"
-      << "#include <cstdio>\n#include <cstdlib>\n#include <cstring>\n"
-      << "#include <iterator>\n#include <string>\n#include <vector>\n\n"
-      << "using namespace pipe_rt;\n\n"
-      << "namespace {\nconstexpr int64_t kArenaBytes = " << stage.arenaBytes
-      << ";\nconstexpr long kWeightBytes = " << stage.weights.size() << ";\n"
-      << "struct Port {\n  const char *name;\n  pipe_rt::DType dtype;\n"
-      << "  std::vector<int64_t> shape;\n};\n";
-  if (failed(writePorts(src, "kInputs", main, /*results=*/false)) ||
-      failed(writePorts(src, "kOutputs", main, /*results=*/true)))
+  // The program: its functions, and the tables the stage driver
+  // (runtime/pipeline/StageDriver.h) runs them by.
+  std::vector<PortSpec> inputs, outputs;
+  FailureOr<unsigned> numResults = numOutputs(main);
+  if (failed(numResults))
     return failure();
+  for (unsigned i = 0, e = main.getNumArguments(); i < e; ++i) {
+    auto name = main.getArgAttrOfType<StringAttr>(i, "pipe.name");
+    inputs.push_back({"Input", name ? name.str() : "input" + std::to_string(i),
+                      0, 0,
+                      cast<RankedTensorType>(main.getArgumentTypes()[i])});
+  }
+  for (unsigned i = 0; i < *numResults; ++i) {
+    auto name = main.getResultAttrOfType<StringAttr>(i, "pipe.name");
+    std::string kind = !training ? "Output" : i == 0 ? "Loss" : "Gradient";
+    outputs.push_back({kind, name ? name.str() : "output" + std::to_string(i),
+                       0, 0, cast<RankedTensorType>(main.getResultTypes()[i])});
+  }
+  std::string tables;
+  llvm::raw_string_ostream os(tables);
+  os << "int main(int argc, char **argv) {\n"
+     << "  StageTable table;\n"
+     << "  table.kind = \"cpu\";\n"
+     << "  table.training = " << (training ? "true" : "false") << ";\n"
+     << "  table.microbatches = " << (training ? options.microbatches : 1)
+     << ";\n"
+     << "  table.forward.run = runMicrobatch;\n"
+     << "  table.forward.args = ";
+  if (failed(writePortTable(os, loc, inputs)))
+    return failure();
+  os << ";\n  table.forward.results = ";
+  if (failed(writePortTable(os, loc, outputs)))
+    return failure();
+  os << ";\n  table.program = {";
+  for (int64_t m = 0, e = training ? options.microbatches : 1; m < e; ++m)
+    os << "\n      {false, StepPhase::Forward, " << m << ", 0},";
   if (training) {
+    // @update takes the gradients, then the step.
+    std::vector<PortSpec> updateArgs;
+    for (unsigned i = 0, e = update.getNumArguments(); i < e; ++i) {
+      auto name = update.getArgAttrOfType<StringAttr>(i, "pipe.name");
+      updateArgs.push_back(
+          {i + 1 == e ? "Step" : "Gradient",
+           name ? name.str() : "input" + std::to_string(i), 0, 0,
+           cast<RankedTensorType>(update.getArgumentTypes()[i])});
+    }
+    os << "\n      {false, StepPhase::Update, 0, 0}};\n"
+       << "  table.update.run = runUpdate;\n"
+       << "  table.update.args = ";
+    if (failed(writePortTable(os, loc, updateArgs)))
+      return failure();
     // What --save-onnx writes back: the trainable parameters and those
     // @main updates itself (running statistics), not the optimizer state.
     llvm::StringSet<> updated;
@@ -685,19 +375,27 @@ LogicalResult mlir::pipe::emitCPUProgram(ModuleOp module, StringRef outDir,
       if (auto assigned =
               main.getResultAttrOfType<FlatSymbolRefAttr>(i, "pipe.assign"))
         updated.insert(assigned.getValue());
-    src << "using Real = " << (real.isF32() ? "float" : "double") << ";\n"
-        << "constexpr int64_t kMicrobatches = " << options.microbatches
-        << ";\nstruct Trained {\n  const char *name;\n  int64_t offset, "
-           "bytes;\n};\nconst Trained kTrained[] = {\n";
+    os << ";\n  table.saved = {";
     for (const WeightEntry &entry : stage.parameters)
       if (entry.trainable || updated.contains(entry.name))
-        src << "    {\"" << entry.name << "\", " << entry.offset << ", "
-            << tensorBytes(entry.type) << "},\n";
-    src << "};\n";
+        os << "\n      {" << cppString(entry.name) << ", " << entry.offset
+           << ", " << tensorBytes(entry.type) << "},";
   }
-  src << "} // namespace\n"
-      << kStageCommon << "\n"
-      << stage.source << (training ? kTrainingMain : kInferenceMain);
+  os << "};\n"
+     << "  table.weightBytes = " << stage.weights.size() << ";\n"
+     << "  table.arenaBytes = " << stage.arenaBytes << ";\n"
+     << "  return runStage(table, argc, argv);\n}\n";
+
+  std::string source;
+  llvm::raw_string_ostream src(source);
+  src << "// Generated by pipe-opt: stage 0 on the host CPU. Do not edit.\n"
+      << "#include \"Kernels.h\"\n#include \"Npy.h\"\n"
+      << "#include \"StageDriver.h\"\n\n"
+      << "#include <algorithm>\n#include <cmath>\n#include <cstdint>\n"
+      << "#include <cstring>\n#include <string>\n\n"
+      << "using namespace pipe_rt;\n\n"
+      << stage.source << "\n"
+      << tables;
 
   // Write everything into a fresh sibling folder, then move it into place.
   std::string temporary = (outDir + ".tmp." + std::to_string(::getpid())).str();

@@ -10,6 +10,7 @@
 
 #include "StageEmitter.h"
 
+#include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Location.h"
 #include "llvm/ADT/StringMap.h"
 
@@ -34,6 +35,22 @@ LogicalResult readParameters(Operation *scope,
 
 /// stage<k>/weights.json: where each parameter lives in weights.bin.
 std::string weightsIndex(const StageArtifacts &stage);
+
+/// What a stage's code tells its driver of an argument or result of one of
+/// its functions (runtime/pipeline/StageTable.h's Port): its kind
+/// (PortKind's name), its name, index and peer, and its type.
+struct PortSpec {
+  std::string kind, name;
+  int64_t index = 0, peer = 0;
+  RankedTensorType type;
+};
+
+/// Writes `ports` as the initializer of a std::vector<Port>.
+LogicalResult writePortTable(llvm::raw_ostream &os, Location loc,
+                             ArrayRef<PortSpec> ports);
+
+/// `text` as a C++ string literal, quotes included.
+std::string cppString(StringRef text);
 
 } // namespace pipe
 } // namespace mlir

@@ -22,9 +22,6 @@ func.func @main(%x: tensor<4x8xf32> {pipe.name = "x"}) -> (tensor<4x16xf32> {pip
   return %s3 : tensor<4x16xf32>
 }
 
-// CHECK: constexpr int64_t kArenaBytes = 512;
-// CHECK: {"x", pipe_rt::DType::F32, {4, 8}},
-// CHECK: {"y", pipe_rt::DType::F32, {4, 16}},
 // CHECK: cpu::gemm(reinterpret_cast<const float *>(in[0]), reinterpret_cast<const float *>((weights + 0)), static_cast<const float *>(nullptr), nullptr, 0, reinterpret_cast<float *>((arena + [[GEMM:[0-9]+]])), 4, 16, 8, false, true
 // The fused loop reads the gemm result and the broadcast bias, and writes
 // tanh(relu(h + b)) once.
@@ -39,6 +36,16 @@ func.func @main(%x: tensor<4x8xf32> {pipe.name = "x"}) -> (tensor<4x16xf32> {pip
 // CHECK: cpu::softmax(
 // CHECK: cpu::softmax(
 // CHECK: std::memcpy(out[0],
+// The generated code ends in the tables the stage driver reads: the ports
+// of the function, its program and its memory.
+// CHECK: int main(int argc, char **argv) {
+// CHECK: table.forward.run = runMicrobatch;
+// CHECK-NEXT: table.forward.args = {
+// CHECK-NEXT: {PortKind::Input, "x", 0, 0, DType::F32, {4, 8}},
+// CHECK: table.forward.results = {
+// CHECK-NEXT: {PortKind::Output, "y", 0, 0, DType::F32, {4, 16}},
+// CHECK: table.arenaBytes = 512;
+// CHECK-NEXT: return runStage(table, argc, argv);
 
 // PLAN: "activation_arena_bytes": 512,
 // PLAN: "activation_bytes_without_reuse": 1280,
