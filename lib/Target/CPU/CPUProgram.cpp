@@ -121,6 +121,48 @@ static FailureOr<unsigned> numOutputs(func::FuncOp func) {
   return count;
 }
 
+LogicalResult mlir::pipe::checkOutputFolder(Location loc, StringRef outDir) {
+  if (!llvm::sys::fs::exists(outDir))
+    return success();
+  std::error_code error;
+  llvm::sys::fs::directory_iterator it(outDir, error), end;
+  if (!error && it != end && !llvm::sys::fs::exists(outDir + "/plan.json"))
+    return emitError(loc) << "'" << outDir
+                          << "' exists and is not a pipe output folder; "
+                             "refusing to overwrite it";
+  return success();
+}
+
+std::string mlir::pipe::temporaryFolder(StringRef outDir) {
+  std::string temporary = (outDir + ".tmp." + std::to_string(::getpid())).str();
+  llvm::sys::fs::remove_directories(temporary);
+  return temporary;
+}
+
+LogicalResult
+mlir::pipe::finishProgram(Location loc, StringRef temporary, StringRef outDir,
+                          StringRef launcher, StringRef sourceModel,
+                          llvm::function_ref<LogicalResult()> compile) {
+  std::string run = (temporary + "/run").str();
+  if (failed(writeFile(loc, run, launcher)))
+    return failure();
+  llvm::sys::fs::setPermissions(run, llvm::sys::fs::all_read |
+                                         llvm::sys::fs::all_exe |
+                                         llvm::sys::fs::owner_write);
+  if (!sourceModel.empty())
+    if (std::error_code error =
+            llvm::sys::fs::copy_file(sourceModel, temporary + "/model.onnx"))
+      return emitError(loc) << "cannot copy the model '" << sourceModel
+                            << "': " << error.message();
+  if (failed(compile()))
+    return failure();
+  llvm::sys::fs::remove_directories(outDir);
+  if (std::error_code error = llvm::sys::fs::rename(temporary, outDir))
+    return emitError(loc) << "cannot move the output into '" << outDir
+                          << "': " << error.message();
+  return success();
+}
+
 LogicalResult mlir::pipe::writeFile(Location loc, StringRef path,
                                     StringRef contents) {
   std::error_code error;
@@ -298,15 +340,8 @@ LogicalResult mlir::pipe::emitCPUProgram(ModuleOp module, StringRef outDir,
                << index << " does not match the loss type or @update";
   }
 
-  // Never clobber a folder that is not an earlier output of ours.
-  if (llvm::sys::fs::exists(outDir)) {
-    std::error_code error;
-    llvm::sys::fs::directory_iterator it(outDir, error), end;
-    if (!error && it != end && !llvm::sys::fs::exists(outDir + "/plan.json"))
-      return emitError(loc) << "'" << outDir
-                            << "' exists and is not a pipe output folder; "
-                               "refusing to overwrite it";
-  }
+  if (failed(checkOutputFolder(loc, outDir)))
+    return failure();
 
   llvm::StringMap<std::string> parameters;
   std::string sourceModel;
@@ -398,8 +433,7 @@ LogicalResult mlir::pipe::emitCPUProgram(ModuleOp module, StringRef outDir,
       << tables;
 
   // Write everything into a fresh sibling folder, then move it into place.
-  std::string temporary = (outDir + ".tmp." + std::to_string(::getpid())).str();
-  llvm::sys::fs::remove_directories(temporary);
+  std::string temporary = temporaryFolder(outDir);
   std::string stageDir = temporary + "/stage0";
   if (std::error_code error = llvm::sys::fs::create_directories(stageDir))
     return emitError(loc) << "cannot create '" << stageDir
@@ -435,24 +469,15 @@ LogicalResult mlir::pipe::emitCPUProgram(ModuleOp module, StringRef outDir,
       failed(writeFile(loc, stageDir + "/weights.bin", stage.weights)) ||
       failed(writeFile(loc, stageDir + "/weights.json", weightsIndex(stage))) ||
       failed(writeFile(loc, temporary + "/plan.json", planText)) ||
-      failed(writeFile(loc, temporary + "/run",
-                       training ? kTrainingLauncher : kInferenceLauncher)))
+      failed(finishProgram(
+          loc, temporary, outDir,
+          training ? kTrainingLauncher : kInferenceLauncher,
+          training ? StringRef(sourceModel) : StringRef(), [&] {
+            return options.compile
+                       ? compileStage(loc, stageDir, options, training)
+                       : success();
+          })))
     return failure();
-  llvm::sys::fs::setPermissions(
-      temporary + "/run", llvm::sys::fs::all_read | llvm::sys::fs::all_exe |
-                              llvm::sys::fs::owner_write);
-  if (training && !sourceModel.empty())
-    if (std::error_code error =
-            llvm::sys::fs::copy_file(sourceModel, temporary + "/model.onnx"))
-      return emitError(loc) << "cannot copy the model '" << sourceModel
-                            << "': " << error.message();
-  if (options.compile && failed(compileStage(loc, stageDir, options, training)))
-    return failure();
-
-  llvm::sys::fs::remove_directories(outDir);
-  if (std::error_code error = llvm::sys::fs::rename(temporary, outDir))
-    return emitError(loc) << "cannot move the output into '" << outDir
-                          << "': " << error.message();
   cleanup.release();
   return success();
 }

@@ -488,15 +488,8 @@ LogicalResult mlir::pipe::emitCPUPipeline(ModuleOp module, StringRef outDir,
   SmallVector<StageOp> stages(module.getOps<StageOp>());
   llvm::sort(stages,
              [](StageOp a, StageOp b) { return a.getIndex() < b.getIndex(); });
-  // Never clobber a folder that is not an earlier output of ours.
-  if (llvm::sys::fs::exists(outDir)) {
-    std::error_code error;
-    llvm::sys::fs::directory_iterator it(outDir, error), end;
-    if (!error && it != end && !llvm::sys::fs::exists(outDir + "/plan.json"))
-      return emitError(loc) << "'" << outDir
-                            << "' exists and is not a pipe output folder; "
-                               "refusing to overwrite it";
-  }
+  if (failed(checkOutputFolder(loc, outDir)))
+    return failure();
 
   std::vector<StageFiles> files(stages.size());
   std::string sourceModel;
@@ -504,8 +497,7 @@ LogicalResult mlir::pipe::emitCPUPipeline(ModuleOp module, StringRef outDir,
     if (failed(emitStageFiles(stage, plan, stageFiles, sourceModel)))
       return failure();
 
-  std::string temporary = (outDir + ".tmp." + std::to_string(::getpid())).str();
-  llvm::sys::fs::remove_directories(temporary);
+  std::string temporary = temporaryFolder(outDir);
   llvm::scope_exit cleanup(
       [&] { llvm::sys::fs::remove_directories(temporary); });
   for (const StageFiles &stage : files) {
@@ -559,23 +551,14 @@ LogicalResult mlir::pipe::emitCPUPipeline(ModuleOp module, StringRef outDir,
   fill("@TRAINING@", plan.getTraining() ? "1" : "0");
   fill("@THREADS@", threads);
   if (failed(writeFile(loc, temporary + "/plan.json", planText)) ||
-      failed(writeFile(loc, temporary + "/run", launcher)))
+      failed(finishProgram(
+          loc, temporary, outDir, launcher,
+          plan.getTraining() ? StringRef(sourceModel) : StringRef(), [&] {
+            return options.compile
+                       ? compileStages(loc, temporary, files, options)
+                       : success();
+          })))
     return failure();
-  llvm::sys::fs::setPermissions(
-      temporary + "/run", llvm::sys::fs::all_read | llvm::sys::fs::all_exe |
-                              llvm::sys::fs::owner_write);
-  if (plan.getTraining() && !sourceModel.empty())
-    if (std::error_code error =
-            llvm::sys::fs::copy_file(sourceModel, temporary + "/model.onnx"))
-      return emitError(loc) << "cannot copy the model '" << sourceModel
-                            << "': " << error.message();
-  if (options.compile && failed(compileStages(loc, temporary, files, options)))
-    return failure();
-
-  llvm::sys::fs::remove_directories(outDir);
-  if (std::error_code error = llvm::sys::fs::rename(temporary, outDir))
-    return emitError(loc) << "cannot move the output into '" << outDir
-                          << "': " << error.message();
   cleanup.release();
   return success();
 }

@@ -52,6 +52,22 @@ LogicalResult writePortTable(llvm::raw_ostream &os, Location loc,
 /// `text` as a C++ string literal, quotes included.
 std::string cppString(StringRef text);
 
+/// Fails unless `outDir` is missing, empty, or an earlier output of ours
+/// (it has a plan.json): a program never clobbers anything else.
+LogicalResult checkOutputFolder(Location loc, StringRef outDir);
+
+/// The sibling of `outDir` a program is written into before it moves into
+/// place, emptied.
+std::string temporaryFolder(StringRef outDir);
+
+/// Finishes the program written into `temporary`: the launcher `run`
+/// (executable), a copy of `sourceModel` as model.onnx where it is not
+/// empty, the executables (`compile`), and then `temporary` moved to
+/// `outDir`.
+LogicalResult finishProgram(Location loc, StringRef temporary, StringRef outDir,
+                            StringRef launcher, StringRef sourceModel,
+                            llvm::function_ref<LogicalResult()> compile);
+
 } // namespace pipe
 } // namespace mlir
 
