@@ -54,3 +54,38 @@ module attributes {pipe.plan = #pipe.plan<schedule = "1f1b", microbatches = 1, t
     return %b : tensor<4xf32>
   }
 }
+
+// -----
+
+// @update must take @main's gradients, then the step.
+module attributes {pipe.plan = #pipe.plan<schedule = "1f1b", microbatches = 1, training = true, stages = [#pipe.stage_plan<index = 0, device = "c0", kind = "cpu", arch = "cpu", host = "", cores = 1, recompute = none, report = {}>], report = {}>} {
+  pipe.parameter @w : tensor<4xf32> trainable = dense<1.0> : tensor<4xf32>
+  func.func @main(%x: tensor<4xf32>) -> (tensor<f32> {pipe.name = "loss"}, tensor<4xf32> {pipe.grad_of = @w, pipe.name = "grad.w"}) {
+    %w = pipe.param_ref @w : tensor<4xf32>
+    %m = pipe.mul %x, %w {pipe.stage = 0 : i64} : tensor<4xf32>, tensor<4xf32>
+    %l = pipe.reduce_sum %m axes [0] {pipe.stage = 0 : i64} : tensor<4xf32>
+    return %l, %x : tensor<f32>, tensor<4xf32>
+  }
+  // expected-error @below {{@update takes 1 arguments, but @main returns 1 gradients; @update takes them and the step}}
+  func.func @update(%g: tensor<4xf32>) -> (tensor<4xf32> {pipe.assign = @w}) {
+    return %g : tensor<4xf32>
+  }
+}
+
+// -----
+
+// Each result of @update belongs to the owner of the gradient it reads.
+module attributes {pipe.plan = #pipe.plan<schedule = "1f1b", microbatches = 1, training = true, stages = [#pipe.stage_plan<index = 0, device = "c0", kind = "cpu", arch = "cpu", host = "", cores = 1, recompute = none, report = {}>], report = {}>} {
+  pipe.parameter @w : tensor<4xf32> trainable = dense<1.0> : tensor<4xf32>
+  func.func @main(%x: tensor<4xf32>) -> (tensor<f32> {pipe.name = "loss"}, tensor<4xf32> {pipe.grad_of = @w, pipe.name = "grad.w"}) {
+    %w = pipe.param_ref @w : tensor<4xf32>
+    %m = pipe.mul %x, %w {pipe.stage = 0 : i64} : tensor<4xf32>, tensor<4xf32>
+    %l = pipe.reduce_sum %m axes [0] {pipe.stage = 0 : i64} : tensor<4xf32>
+    return %l, %x : tensor<f32>, tensor<4xf32>
+  }
+  // expected-error @below {{result 0 of @update reads no gradient; nothing says which stage it belongs to}}
+  func.func @update(%g: tensor<4xf32>, %step: tensor<i64>) -> (tensor<4xf32> {pipe.assign = @w}) {
+    %w = pipe.param_ref @w : tensor<4xf32>
+    return %w : tensor<4xf32>
+  }
+}

@@ -1,6 +1,8 @@
 // RUN: pipe-opt %S/Inputs/tied-skip.mlir --pipe-prepare="train=true" --pipe-plan="cluster=%S/Inputs/three-cpus.json training=true microbatches=2 cut-after=first,middle device-order=c0,c1,c2" --pipe-training --mlir-print-debuginfo | pipe-opt --pipe-partition --pipe-insert-comm --pipe-split-stages | pipe-opt --pipe-schedule | FileCheck %s --check-prefix=ONEFONEB
 // RUN: pipe-opt %S/Inputs/tied-skip.mlir --pipe-prepare="train=true" --pipe-plan="cluster=%S/Inputs/three-cpus.json training=true microbatches=2 cut-after=first,middle device-order=c0,c1,c2" --pipe-training --mlir-print-debuginfo | pipe-opt --pipe-partition --pipe-insert-comm --pipe-split-stages | pipe-opt --pipe-schedule="schedule=gpipe" | FileCheck %s --check-prefix=GPIPE
 // RUN: pipe-opt %s --split-input-file --pipe-schedule --verify-diagnostics
+// RUN: not pipe-opt %s --split-input-file --pipe-schedule="schedule=zigzag" 2>&1 | FileCheck %s --check-prefix=UNKNOWN
+// UNKNOWN: error: --pipe-schedule: unknown schedule 'zigzag' (known: gpipe, 1f1b)
 
 // 1F1B: stage s of 3 runs 2 - s forward passes (at most M = 2) first, then
 // one of each, then the backward passes left; the update follows. Each

@@ -47,3 +47,12 @@ module attributes {pipe.plan = #pipe.plan<schedule = "1f1b", microbatches = 1, t
     return %b : tensor<4xf32>
   }
 }
+
+// -----
+
+// expected-error @below {{the plan is for training, but the module has no @update}}
+module attributes {pipe.plan = #pipe.plan<schedule = "1f1b", microbatches = 1, training = true, stages = [#pipe.stage_plan<index = 0, device = "c0", kind = "cpu", arch = "cpu", host = "", cores = 1, recompute = none, report = {}>], report = {}>} {
+  func.func @main(%x: tensor<4xf32>) -> (tensor<4xf32> {pipe.stage = 0 : i64}) {
+    return %x : tensor<4xf32>
+  }
+}

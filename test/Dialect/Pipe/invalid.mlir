@@ -1474,3 +1474,40 @@ func.func @average_pool_grad_shape(%dy: tensor<1x3x4x4xf32>) {
   %0 = pipe.average_pool_grad %dy kernel [2, 2] strides [2, 2] pads [0, 0, 0, 0] : tensor<1x3x4x4xf32> -> tensor<1x3x11x11xf32>
   return
 }
+
+// -----
+
+// expected-error @+1 {{a plan needs at least one microbatch, not 0}}
+module attributes {pipe.plan = #pipe.plan<schedule = "1f1b", microbatches = 0, training = false, stages = [#pipe.stage_plan<index = 0, device = "c0", kind = "cpu", arch = "cpu", host = "", cores = 1, recompute = none, report = {}>], report = {}>} {
+}
+
+// -----
+
+// expected-error @+1 {{a plan needs at least one stage}}
+module attributes {pipe.plan = #pipe.plan<schedule = "gpipe", microbatches = 1, training = true, stages = [], report = {}>} {
+}
+
+// -----
+
+// expected-error @+1 {{stage 0 has index 1; stages come in order}}
+module attributes {pipe.plan = #pipe.plan<schedule = "1f1b", microbatches = 1, training = false, stages = [#pipe.stage_plan<index = 1, device = "c0", kind = "cpu", arch = "cpu", host = "", cores = 1, recompute = none, report = {}>], report = {}>} {
+}
+
+// -----
+
+// expected-error @+1 {{stage 0 names no device}}
+module attributes {pipe.plan = #pipe.plan<schedule = "1f1b", microbatches = 1, training = false, stages = [#pipe.stage_plan<index = 0, device = "", kind = "cpu", arch = "cpu", host = "", cores = 1, recompute = none, report = {}>], report = {}>} {
+}
+
+// -----
+
+// expected-error @+1 {{stage 0 is not a #pipe.stage_plan: 3 : i64}}
+module attributes {pipe.plan = #pipe.plan<schedule = "1f1b", microbatches = 1, training = false, stages = [3], report = {}>} {
+}
+
+// -----
+
+// expected-error @+2 {{unknown schedule 'zigzag'}}
+// expected-error @+1 {{failed to parse Pipe_PlanAttr parameter 'schedule'}}
+module attributes {pipe.plan = #pipe.plan<schedule = "zigzag", microbatches = 1, training = false, stages = [], report = {}>} {
+}
