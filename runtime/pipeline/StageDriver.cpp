@@ -94,6 +94,8 @@ private:
   void runStep(StepPhase phase, int64_t microbatch, int64_t inputRow);
   /// Adds send `send` of step (`phase`, `microbatch`) to the next group.
   void postSend(StepPhase phase, int64_t microbatch, int send);
+  /// Posts the pending sends and `receives` as one group and waits for it.
+  void exchangePending(const std::vector<Message> &receives);
   /// Posts the sends left after the last step and waits for them.
   void flushSends();
   void trainStep(long step);
@@ -237,25 +239,17 @@ void StageRunner::runStep(StepPhase phase, int64_t microbatch,
   if (!function.run)
     fail("its program runs a step its code has no function for");
   // The receives of the step go out with the pending sends, as one group.
-  std::vector<Message> group = pending;
+  std::vector<Message> receives;
   received.resize(function.args.size());
   for (size_t i = 0; i < function.args.size(); ++i) {
     const Port &port = function.args[i];
     if (port.kind != PortKind::Recv)
       continue;
     received[i].resize(port.bytes());
-    group.push_back({false, port.peer, received[i].data(),
-                     static_cast<size_t>(port.bytes())});
+    receives.push_back({false, port.peer, received[i].data(),
+                        static_cast<size_t>(port.bytes())});
   }
-  auto waitStart = std::chrono::steady_clock::now();
-  if (std::string error = transport->exchange(group); !error.empty())
-    fail(error);
-  if (!group.empty())
-    record("wait", /*transfer=*/true, waitStart);
-  pending.clear();
-  for (const auto &key : pendingKeys)
-    sends.erase(key);
-  pendingKeys.clear();
+  exchangePending(receives);
 
   std::vector<const void *> in(function.args.size() + 1);
   for (size_t i = 0; i < function.args.size(); ++i) {
@@ -373,18 +367,23 @@ void StageRunner::postSend(StepPhase phase, int64_t microbatch, int send) {
   pendingKeys.push_back(key);
 }
 
-void StageRunner::flushSends() {
-  if (pending.empty())
+void StageRunner::exchangePending(const std::vector<Message> &receives) {
+  std::vector<Message> group = pending;
+  group.insert(group.end(), receives.begin(), receives.end());
+  if (group.empty())
     return;
   auto start = std::chrono::steady_clock::now();
-  if (std::string error = transport->exchange(pending); !error.empty())
+  if (std::string error = transport->exchange(group); !error.empty())
     fail(error);
   record("wait", /*transfer=*/true, start);
+  // The sends have completed: their buffers can go.
   pending.clear();
   for (const auto &key : pendingKeys)
     sends.erase(key);
   pendingKeys.clear();
 }
+
+void StageRunner::flushSends() { exchangePending({}); }
 
 void StageRunner::trainStep(long step) {
   for (auto &[name, sum] : gradients)
@@ -393,14 +392,7 @@ void StageRunner::trainStep(long step) {
   stepNumber = step;
   for (const ProgramEntry &entry : table.program) {
     if (entry.post) {
-      auto key =
-          std::make_tuple(int(entry.phase), entry.microbatch, entry.send);
-      auto it = sends.find(key);
-      if (it == sends.end())
-        fail("its program posts a send its steps have not computed");
-      pending.push_back({true, it->second.first->peer, it->second.second.data(),
-                         static_cast<size_t>(it->second.first->bytes())});
-      pendingKeys.push_back(key);
+      postSend(entry.phase, entry.microbatch, entry.send);
       continue;
     }
     if (entry.phase == StepPhase::Update) {
