@@ -15,6 +15,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
 
@@ -200,13 +201,138 @@ llvm::Expected<LayerGraph> mlir::pipe::buildLayerGraph(func::FuncOp func) {
     }
     for (Value result : op.getResults()) {
       valueIds[result] = graph.values.size();
-      graph.values.push_back({tensorBytes(result.getType()), int(layerIndex)});
+      graph.values.push_back(
+          {tensorBytes(result.getType()), int(layerIndex), cost.contraction});
     }
   }
   if (graph.layers.empty())
     return llvm::createStringError("the function '" + func.getSymName() +
                                    "' computes nothing to plan");
   return graph;
+}
+
+/// Records in `graph` the reads that may stash each value (StashRead), from
+/// `main` after --pipe-autodiff: its forward ops carry `forward`, an index
+/// into graph.layerOfOp where they belong to a layer. The gradient ops get
+/// the layers --pipe-partition gives them (by stage): the layer of the
+/// forward op whose location they carry, or of the earliest gradient op
+/// they read where that is earlier; else the latest layer that reads them.
+static void deriveStashReads(func::FuncOp main, StringAttr forward,
+                             LayerGraph &graph) {
+  constexpr unsigned kNever = StashRead::kNeverNeeded;
+  Block &body = main.getBody().front();
+  unsigned lastLayer = graph.layers.size() - 1;
+
+  // The graph value of a forward op's result.
+  std::vector<unsigned> firstValue;
+  unsigned next = main.getNumArguments();
+  for (auto [op, layer] : graph.layerOfOp) {
+    firstValue.push_back(next);
+    next += op->getNumResults();
+  }
+  auto indexOf = [&](Operation *op) -> std::optional<unsigned> {
+    if (auto index = op ? op->getAttrOfType<IntegerAttr>(forward) : nullptr)
+      return index.getInt();
+    return std::nullopt;
+  };
+  auto valueOf = [&](Value value) -> std::optional<unsigned> {
+    if (std::optional<unsigned> index = indexOf(value.getDefiningOp()))
+      return firstValue[*index] + cast<OpResult>(value).getResultNumber();
+    return std::nullopt;
+  };
+  auto isGradient = [&](Operation *op) {
+    return op && !op->hasAttr(forward) && !isa<ParamRefOp, ConstantOp>(op);
+  };
+
+  llvm::DenseMap<Operation *, unsigned> gradientLayer;
+  SmallVector<Operation *> floating;
+  for (Operation &op : body.without_terminator()) {
+    if (!isGradient(&op))
+      continue;
+    std::optional<unsigned> layer;
+    if (auto it = graph.layerOfLocation.find(op.getLoc());
+        it != graph.layerOfLocation.end())
+      layer = it->second;
+    for (Value operand : op.getOperands())
+      if (auto it = gradientLayer.find(operand.getDefiningOp());
+          it != gradientLayer.end())
+        layer = std::min(layer.value_or(lastLayer), it->second);
+    if (layer)
+      gradientLayer[&op] = *layer;
+    else
+      floating.push_back(&op);
+  }
+  for (Operation *op : llvm::reverse(floating)) {
+    std::optional<unsigned> latest;
+    for (Operation *user : op->getUsers())
+      if (auto it = gradientLayer.find(user); it != gradientLayer.end())
+        latest = std::max(latest.value_or(0), it->second);
+    gradientLayer[op] = latest.value_or(lastLayer);
+  }
+
+  // What a forward op's results are needed by, under selective and full
+  // recompute: the earliest layer of a gradient op that reads them, or
+  // that reads what a forward op rebuilds from them. Selective recompute
+  // keeps what contractions compute, so it rebuilds nothing from there.
+  SmallVector<Operation *> forwardOps;
+  for (Operation &op : body.without_terminator())
+    if (indexOf(&op))
+      forwardOps.push_back(&op);
+  llvm::DenseMap<Operation *, std::pair<unsigned, unsigned>> needed;
+  for (Operation *op : llvm::reverse(forwardOps)) {
+    unsigned selective = kNever, full = kNever;
+    for (Operation *user : op->getUsers()) {
+      if (auto it = gradientLayer.find(user); it != gradientLayer.end()) {
+        selective = std::min(selective, it->second);
+        full = std::min(full, it->second);
+      } else if (auto it = needed.find(user); it != needed.end()) {
+        selective = std::min(selective, it->second.first);
+        full = std::min(full, it->second.second);
+      }
+    }
+    if (estimateOpCost(op).contraction)
+      selective = kNever;
+    needed[op] = {selective, full};
+  }
+
+  // The reads of each value, one per reading layer.
+  auto addRead = [&](unsigned value, unsigned layer, unsigned none,
+                     unsigned selective, unsigned full) {
+    if (selective == kNever && full == kNever)
+      return;
+    SmallVector<StashRead, 1> &reads = graph.values[value].stashReads;
+    auto it = llvm::find_if(
+        reads, [&](const StashRead &read) { return read.layer == layer; });
+    if (it == reads.end())
+      it = reads.insert(reads.end(), StashRead{layer});
+    it->neededBy[0] = std::min(it->neededBy[0], none);
+    it->neededBy[1] = std::min(it->neededBy[1], selective);
+    it->neededBy[2] = std::min(it->neededBy[2], full);
+  };
+  for (Operation &op : body.without_terminator()) {
+    if (auto it = gradientLayer.find(&op); it != gradientLayer.end()) {
+      unsigned layer = it->second;
+      op.walk([&](Operation *nested) {
+        for (Value operand : nested->getOperands())
+          if (std::optional<unsigned> value = valueOf(operand))
+            addRead(*value, layer, layer, layer, layer);
+      });
+      continue;
+    }
+    std::optional<unsigned> index = indexOf(&op);
+    if (!index)
+      continue;
+    auto [selective, full] = needed.lookup(&op);
+    for (Value operand : op.getOperands())
+      if (std::optional<unsigned> value = valueOf(operand))
+        addRead(*value, graph.layerOfOp[*index].second, kNever, selective,
+                full);
+  }
+  for (PlanValue &value : graph.values)
+    llvm::sort(value.stashReads, [](const StashRead &a, const StashRead &b) {
+      return a.layer < b.layer;
+    });
+  graph.derivedStash = true;
 }
 
 llvm::Error mlir::pipe::deriveBackwardCosts(ModuleOp module, LayerGraph &graph,
@@ -218,9 +344,18 @@ llvm::Error mlir::pipe::deriveBackwardCosts(ModuleOp module, LayerGraph &graph,
     return llvm::Error::success();
   }
   MLIRContext *context = module.getContext();
+  // Each forward op is marked, with its index into graph.layerOfOp where it
+  // belongs to a layer: buildLayerGraph walked the same ops in this order.
   auto forward = StringAttr::get(context, "pipe.forward");
-  for (Operation &op : main.getBody().front())
-    op.setAttr(forward, UnitAttr::get(context));
+  Builder builder(context);
+  int64_t index = 0;
+  for (Operation &op : main.getBody().front()) {
+    if (isa<func::ReturnOp, ParamRefOp, ConstantOp>(op) ||
+        size_t(index) >= graph.layerOfOp.size())
+      op.setAttr(forward, UnitAttr::get(context));
+    else
+      op.setAttr(forward, builder.getI64IntegerAttr(index++));
+  }
 
   // The first error of each pass below, and where it is.
   std::string message;
@@ -276,6 +411,14 @@ llvm::Error mlir::pipe::deriveBackwardCosts(ModuleOp module, LayerGraph &graph,
   for (auto [layer, ops] : llvm::zip(graph.layers, backward))
     layer.backwardOps = std::move(ops);
   graph.derivedBackward = true;
+
+  // The stash is what the training step reads once simplified, as the
+  // training pipeline simplifies it.
+  PassManager simplify(context);
+  simplify.addPass(createCanonicalizerPass());
+  simplify.addPass(createCSEPass());
+  if (succeeded(simplify.run(*copy)))
+    deriveStashReads(main, forward, graph);
   return llvm::Error::success();
 }
 

@@ -8,6 +8,7 @@
 
 #include "pipe/Plan/Planner.h"
 
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -116,6 +117,13 @@ PlanProblem::PlanProblem(const LayerGraph &graph, const Cluster &cluster,
     workspaceMax.push_back(std::move(level));
   }
 
+  if (opts.training && graph.derivedStash) {
+    readsAt.resize(numLayers);
+    for (auto [v, value] : llvm::enumerate(graph.values))
+      for (const StashRead &read : value.stashReads)
+        readsAt[read.layer].push_back({unsigned(v), read});
+  }
+
   // Distinct parameters and stage inputs of every range [i, j): sweep j
   // for each i. Past kMaxTableLayers the [i][j] tables would take too much
   // memory, and ranges are summed when asked for.
@@ -134,6 +142,70 @@ PlanProblem::PlanProblem(const LayerGraph &graph, const Cluster &cluster,
       inputs[i * width + j + 1] = sums.inputs;
     }
   }
+  if (readsAt.empty())
+    return;
+  // The stash of every range [i, j) under each recompute choice the plan
+  // may take (and none, which prices the recompute buffer): sweeping i
+  // down, a value counts for every j past the least neededBy of its reads
+  // in layers i and later.
+  SmallVector<Recompute, 3> choices = recomputeChoices();
+  if (!llvm::is_contained(choices, Recompute::None))
+    choices.push_back(Recompute::None);
+  for (Recompute recompute : choices) {
+    unsigned choice = unsigned(recompute);
+    std::vector<int64_t> &table = stashTables[choice];
+    table.assign(width * width, 0);
+    std::vector<unsigned> least(graph.values.size(), StashRead::kNeverNeeded);
+    std::vector<unsigned> read;
+    std::vector<int64_t> delta(width + 1);
+    for (unsigned i = numLayers; i-- > 0;) {
+      for (const auto &[v, stashRead] : readsAt[i]) {
+        unsigned neededBy = stashRead.neededBy[choice];
+        if (neededBy >= least[v])
+          continue;
+        if (least[v] == StashRead::kNeverNeeded)
+          read.push_back(v);
+        least[v] = neededBy;
+      }
+      std::fill(delta.begin(), delta.end(), 0);
+      for (unsigned v : read)
+        if (keeps(graph.values[v], i, recompute))
+          delta[least[v] + 1] += graph.values[v].bytes;
+      int64_t running = 0;
+      for (unsigned j = i + 1; j <= numLayers; ++j)
+        table[i * width + j] = running += delta[j];
+    }
+  }
+}
+
+bool PlanProblem::keeps(const PlanValue &value, unsigned begin,
+                        Recompute recompute) const {
+  bool received = value.producer < int(begin);
+  switch (recompute) {
+  case Recompute::None:
+    return true;
+  case Recompute::Selective:
+    return received || value.contraction;
+  case Recompute::Full:
+    return received;
+  }
+  return true;
+}
+
+int64_t PlanProblem::derivedStash(unsigned begin, unsigned end,
+                                  Recompute recompute) const {
+  const std::vector<int64_t> &table = stashTables[unsigned(recompute)];
+  if (!table.empty())
+    return table[size_t(begin) * (numLayers() + 1) + end];
+  llvm::DenseSet<unsigned> counted;
+  int64_t bytes = 0;
+  for (unsigned l = begin; l < end; ++l)
+    for (const auto &[v, read] : readsAt[l])
+      if (read.neededBy[unsigned(recompute)] < end &&
+          keeps(graphRef.values[v], begin, recompute) &&
+          counted.insert(v).second)
+        bytes += graphRef.values[v].bytes;
+  return bytes;
 }
 
 PlanProblem::Stamps PlanProblem::freshStamps() const {
@@ -203,6 +275,15 @@ StageMemory PlanProblem::stageMemory(unsigned begin, unsigned end,
   case Optimizer::Adam:
     memory.optimizerState = 2 * trainable;
     break;
+  }
+  if (!readsAt.empty()) {
+    // What the compiled stage keeps; what it rebuilds takes the rest of
+    // what it would keep without recompute, one microbatch at a time.
+    memory.stashPerMicrobatch = derivedStash(begin, end, recompute);
+    memory.recomputeBuffer =
+        std::max<int64_t>(0, derivedStash(begin, end, Recompute::None) -
+                                 memory.stashPerMicrobatch);
+    return memory;
   }
   int64_t all = prefixStash[end] - prefixStash[begin];
   int64_t contraction = prefixContraction[end] - prefixContraction[begin];

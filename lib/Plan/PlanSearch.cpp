@@ -764,9 +764,19 @@ coarsen(const PlanProblem &problem, unsigned groups) {
     }
     coarse.layers.push_back(std::move(merged));
   }
-  for (PlanValue &value : coarse.values)
+  // A stage of blocks [i, j) holds layers [starts[i], starts[j]): the
+  // layers of the values' producers and reads map to their blocks.
+  coarse.derivedStash = fine.derivedStash;
+  for (PlanValue &value : coarse.values) {
     if (value.producer >= 0)
       value.producer = group[value.producer];
+    for (StashRead &read : value.stashReads) {
+      read.layer = group[read.layer];
+      for (unsigned &neededBy : read.neededBy)
+        if (neededBy != StashRead::kNeverNeeded)
+          neededBy = group[neededBy];
+    }
+  }
   return {std::move(coarse), std::move(starts)};
 }
 

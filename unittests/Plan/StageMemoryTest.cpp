@@ -145,4 +145,102 @@ func.func @f(%x: tensor<32x128xf32>) -> tensor<32x128xf32> {
   EXPECT_EQ(graph->layers.back().workspaceBytes, 2 * kAct);
 }
 
+/// Three layers whose stash reads are given (plus `filler` layers that read
+/// nothing): layer 0 computes a (a contraction, 100 bytes), which its own
+/// gradient reads and layer 1's op b = f(a) (10 bytes) reads; layer 2's
+/// gradient reads b. Under selective and full recompute, a stage ending
+/// past layer 2 rebuilds b, and needs a for it.
+static LayerGraph derivedStashChain(unsigned filler) {
+  constexpr unsigned kNever = StashRead::kNeverNeeded;
+  LayerGraph graph;
+  graph.derivedBackward = graph.derivedStash = true;
+  graph.layers.resize(3 + filler);
+  graph.values.push_back({100, 0, /*contraction=*/true});
+  graph.values.back().stashReads = {StashRead{0, {0, 0, 0}},
+                                    StashRead{1, {kNever, 2, 2}}};
+  graph.values.push_back({10, 1, /*contraction=*/false});
+  graph.values.back().stashReads = {StashRead{2, {2, 2, 2}}};
+  graph.layers[1].inputs = {0};
+  graph.layers[2].inputs = {1};
+  return graph;
+}
+
+TEST(DerivedStash, KeepsWhatTheBackwardPassAndRecomputeRead) {
+  // Past kMaxTableLayers the stash is summed per range, not tabled: both
+  // agree.
+  for (unsigned filler : {0u, 4200u}) {
+    SCOPED_TRACE(filler);
+    LayerGraph graph = derivedStashChain(filler);
+    PlanOptions options;
+    options.training = true;
+    options.microbatches = 4;
+    PlanProblem problem(graph, Cluster::hostCPU(2, 24), options);
+    auto stash = [&](unsigned begin, unsigned end, Recompute recompute) {
+      return problem.stageMemory(begin, end, 0, recompute).stashPerMicrobatch;
+    };
+    // Without recompute, what the gradients read.
+    EXPECT_EQ(stash(0, 1, Recompute::None), 100);
+    EXPECT_EQ(stash(0, 3, Recompute::None), 110);
+    EXPECT_EQ(stash(1, 3, Recompute::None), 10);
+    EXPECT_EQ(stash(1, 2, Recompute::None), 0);
+    // Selective keeps a, which it computes or receives, and rebuilds b
+    // from it; b it keeps only where it receives it.
+    EXPECT_EQ(stash(0, 3, Recompute::Selective), 100);
+    EXPECT_EQ(problem.stageMemory(0, 3, 0, Recompute::Selective)
+                  .recomputeBuffer,
+              10);
+    EXPECT_EQ(stash(1, 3, Recompute::Selective), 100);
+    EXPECT_EQ(stash(1, 2, Recompute::Selective), 0);
+    EXPECT_EQ(stash(2, 3, Recompute::Selective), 10);
+    // Full keeps only what it receives, and only what it needs.
+    EXPECT_EQ(stash(0, 3, Recompute::Full), 0);
+    EXPECT_EQ(stash(1, 3, Recompute::Full), 100);
+    EXPECT_EQ(stash(1, 2, Recompute::Full), 0);
+    EXPECT_EQ(stash(2, 3, Recompute::Full), 10);
+    if (filler)
+      EXPECT_EQ(stash(1, 3 + filler, Recompute::Full), 100);
+  }
+}
+
+/// The planner's stash of a model it derives the backward pass of is what
+/// --pipe-split-stages keeps (test/Transforms/pipe-plan-stash.mlir checks
+/// it on stages): here, for the whole model as one stage.
+TEST(DerivedStash, DeriveBackwardCostsRecordsTheReads) {
+  MLIRContext context;
+  context.loadDialect<PipeDialect, func::FuncDialect>();
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(R"mlir(
+pipe.parameter @w : tensor<128x128xf32> trainable
+func.func @main(%x: tensor<32x128xf32>) -> (tensor<f32> {pipe.name = "loss"}) {
+  %w = pipe.param_ref @w : tensor<128x128xf32>
+  %h = pipe.matmul %x, %w : tensor<32x128xf32>, tensor<128x128xf32>
+  %t = pipe.tanh %h : tensor<32x128xf32>
+  %l = pipe.reduce_mean %t axes [0, 1] : tensor<32x128xf32>
+  return %l : tensor<f32>
+}
+)mlir",
+                                                             &context);
+  ASSERT_TRUE(module);
+  auto main = module->lookupSymbol<func::FuncOp>("main");
+  llvm::Expected<LayerGraph> graph = buildLayerGraph(main);
+  ASSERT_TRUE(bool(graph)) << llvm::toString(graph.takeError());
+  std::string estimatedBecause;
+  ASSERT_FALSE(bool(deriveBackwardCosts(*module, *graph, estimatedBecause)));
+  ASSERT_TRUE(graph->derivedStash) << estimatedBecause;
+  PlanOptions options;
+  options.training = true;
+  PlanProblem problem(*graph, Cluster::hostCPU(2, 24), options);
+  unsigned end = problem.numLayers();
+  // tanh's gradient reads its result; the weight's reads x, a graph
+  // input, which the stage does not stash.
+  EXPECT_EQ(problem.stageMemory(0, end, 0, Recompute::None).stashPerMicrobatch,
+            kAct);
+  // Selective keeps the matmul's result to rebuild tanh's; full keeps
+  // nothing, and rebuilds from x.
+  EXPECT_EQ(
+      problem.stageMemory(0, end, 0, Recompute::Selective).stashPerMicrobatch,
+      kAct);
+  EXPECT_EQ(problem.stageMemory(0, end, 0, Recompute::Full).stashPerMicrobatch,
+            0);
+}
+
 } // namespace

@@ -46,11 +46,29 @@ struct PlanParam {
   bool trainable = false;
 };
 
+/// A read of a value that may make a training stage stash it. A stage of
+/// layers [begin, end) holding `layer` keeps the value for its backward
+/// pass under a recompute choice when end > neededBy[choice]
+/// (kNeverNeeded: never). A gradient op of layer l reads it: l under every
+/// choice. A forward op of layer l reads it: under selective and full
+/// recompute, the layer of the first gradient op whose operand that op
+/// helps rebuild (the backward pass of a stage ending there recomputes the
+/// op, so it needs the value), and kNeverNeeded under none.
+struct StashRead {
+  static constexpr unsigned kNeverNeeded = ~0u;
+  unsigned layer = 0;
+  unsigned neededBy[3] = {kNeverNeeded, kNeverNeeded, kNeverNeeded};
+};
+
 /// A tensor a layer produces, or a graph input.
 struct PlanValue {
   int64_t bytes = 0;
   /// The producing layer; -1 for a graph input.
   int producer = -1;
+  /// Whether a contraction computes it (selective recompute keeps those).
+  bool contraction = false;
+  /// With LayerGraph::derivedStash: the reads that may stash it.
+  llvm::SmallVector<StashRead, 1> stashReads;
 };
 
 /// One layer: the ops of one ONNX node (or one op, for IR without node
@@ -63,7 +81,8 @@ struct PlanLayer {
   /// LayerGraph::derivedBackward).
   llvm::SmallVector<OpCost> backwardOps;
   /// Bytes of the results a training stage keeps for the backward pass
-  /// without recompute (reshapes alias their input and keep nothing).
+  /// without recompute (reshapes alias their input and keep nothing): the
+  /// stash's price without LayerGraph::derivedStash.
   int64_t stashBytes = 0;
   /// The part of stashBytes that contractions produce.
   int64_t contractionBytes = 0;
@@ -84,6 +103,11 @@ struct LayerGraph {
   /// --pipe-autodiff builds (deriveBackwardCosts); else a layer's backward
   /// pass is priced from its forward ops (twice the FLOPs).
   bool derivedBackward = false;
+  /// Whether the values' stashReads are those of the gradient ops
+  /// --pipe-autodiff builds (deriveBackwardCosts); then a stage's stash is
+  /// exactly what --pipe-insert-recompute and --pipe-split-stages keep.
+  /// Else it is priced per layer (PlanLayer::stashBytes).
+  bool derivedStash = false;
   /// The layer of each op location of the function it was built from.
   llvm::DenseMap<Location, unsigned> layerOfLocation;
   /// The layer of each op of that function that belongs to one, in order.
@@ -391,6 +415,13 @@ private:
   Stamps freshStamps() const;
   void addLayer(RangeBytes &sums, Stamps &stamps, unsigned begin,
                 unsigned layerIndex) const;
+  /// With LayerGraph::derivedStash: the bytes layers [begin, end) stash
+  /// per microbatch under `recompute`.
+  int64_t derivedStash(unsigned begin, unsigned end, Recompute recompute) const;
+  /// Whether a stage starting at `begin` keeps `value` under `recompute`
+  /// when it needs it: what it receives always; what it computes, without
+  /// recompute, and under selective recompute what a contraction computes.
+  bool keeps(const PlanValue &value, unsigned begin, Recompute recompute) const;
 
   const LayerGraph &graphRef;
   const Cluster &clusterRef;
@@ -409,6 +440,11 @@ private:
   // [i][j] tables over layer ranges: distinct parameter bytes (all and
   // trainable) and stage-input bytes.
   std::vector<int64_t> paramAll, paramTrainable, inputs;
+  // With LayerGraph::derivedStash: per layer, the values read there
+  // (StashRead), and per recompute choice an [i][j] table of
+  // derivedStash(i, j) where the [i][j] tables are kept.
+  std::vector<std::vector<std::pair<unsigned, StashRead>>> readsAt;
+  std::vector<int64_t> stashTables[3];
   // workspaceMax[k][i]: the largest workspace of layers [i, i + 2^k).
   std::vector<std::vector<int64_t>> workspaceMax;
 };
