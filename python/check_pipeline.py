@@ -11,7 +11,9 @@ adamw). For each, compiles MODEL for the CPUs of CLUSTER
 (`--target=cpu`) as a pipeline and as one stage with the same M and
 optimizer, trains both for --steps steps on INPUTS, and checks that every
 step's loss and every weight --save-onnx writes agree within rtol
-(relative to the largest magnitude of the tensor). With --inference,
+(relative to the largest magnitude of the tensor). Each pipeline's stages
+must also stash what the plan predicts, within 5%: per microbatch as
+compiled, and at most as they run (`run --trace`). With --inference,
 compiles inference programs instead (S only) and checks every output;
 --random K first writes K microbatches of random inputs into INPUTS
 (floats from a normal distribution, integers in [0, N)).
@@ -37,6 +39,7 @@ OPTIMIZERS = {
     "adamw": ["--optimizer", "adamw", "--lr", "1e-3", "--weight-decay",
               "0.01"],
 }
+STASH_RTOL = 0.05
 DEFAULTS = {"M": "4", "schedule": "1f1b", "recompute": "none",
             "optimizer": "adamw"}
 
@@ -71,14 +74,47 @@ def weights(path: str) -> dict[str, np.ndarray]:
             for t in onnx.load(path).graph.initializer}
 
 
-def train(a, name: str, flags: list[str]) -> tuple[list[float], dict]:
+def train(a, name: str, flags: list[str],
+          trace: bool = False) -> tuple[list[float], dict]:
     out = os.path.join(a.work, name)
     run([a.pipe_opt, a.model, "--train", "--emit=binaries", "-o", out]
         + flags)
     metrics, saved = out + ".jsonl", out + ".onnx"
     run([os.path.join(out, "run"), "--steps", str(a.steps), "--inputs",
-         a.inputs, "--metrics", metrics, "--save-onnx", saved])
+         a.inputs, "--metrics", metrics, "--save-onnx", saved]
+        + (["--trace", out + ".trace.json"] if trace else []))
     return losses(metrics), weights(saved)
+
+
+def stash_error(out: str) -> str | None:
+    """Compares each stage's stash with the plan's prediction: the stash
+    the compiled stage keeps per microbatch (plan.json) and the most the
+    running stage held at once (the trace's counters) must be within
+    STASH_RTOL of the planner's stash per microbatch and of that times the
+    microbatches in flight."""
+    with open(os.path.join(out, "plan.json")) as f:
+        plan = json.load(f)
+    with open(out + ".trace.json") as f:
+        trace = json.load(f)
+    events = trace["traceEvents"] if isinstance(trace, dict) else trace
+    held: dict[int, int] = {}
+    for event in events:
+        name = event.get("name", "")
+        if event.get("ph") == "C" and name.startswith("stash of stage "):
+            stage = int(name.rsplit(" ", 1)[1])
+            held[stage] = max(held.get(stage, 0), event["args"]["bytes"])
+    for stage in plan["stages"]:
+        memory = stage["memory"]
+        predicted = memory["stash_per_microbatch"]
+        pairs = [("stash per microbatch", stage["stash_bytes_per_microbatch"],
+                  predicted),
+                 ("most stash held", held.get(stage["index"], 0),
+                  predicted * memory["microbatches_in_flight"])]
+        for what, got, want in pairs:
+            if abs(got - want) > STASH_RTOL * want:
+                return (f"stage {stage['index']}: {what} {got} bytes, the "
+                        f"plan predicts {want}")
+    return None
 
 
 def model_name(path: str) -> str:
@@ -110,7 +146,10 @@ def check_training(a) -> int:
         got_losses, got_weights = train(
             a, tag, flags + ["--cluster", a.cluster, "--target=cpu",
                              "--stages", c["S"], "--schedule", c["schedule"],
-                             "--recompute", c["recompute"]])
+                             "--recompute", c["recompute"]], trace=True)
+        if error := stash_error(os.path.join(a.work, tag)):
+            print(f"{config}: {error}")
+            return 1
         if len(got_losses) != len(ref_losses):
             print(f"{config}: {len(got_losses)} steps, expected "
                   f"{len(ref_losses)}")

@@ -22,6 +22,8 @@ public:
     return "";
   }
 
+  std::string finishSends() override { return ""; }
+
   int64_t maxOverStages(int64_t value) override { return value; }
 
   std::string gather(const std::vector<char> &bytes, int root,

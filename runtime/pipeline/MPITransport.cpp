@@ -21,26 +21,36 @@ public:
   int size() const override { return sizeValue; }
 
   std::string exchange(const std::vector<Message> &group) override {
-    requests.resize(group.size());
-    for (size_t i = 0; i < group.size(); ++i) {
-      const Message &message = group[i];
+    // Waited on now: this group's receives and the last group's sends.
+    std::vector<MPI_Request> waited = std::move(sendsInFlight);
+    std::vector<Message> waitedMessages = std::move(sendMessages);
+    sendsInFlight.clear();
+    sendMessages.clear();
+    for (const Message &message : group) {
       if (message.bytes > size_t(INT_MAX))
         return "a message of " + std::to_string(message.bytes) +
                " bytes is past MPI's 2 GiB per message";
       int count = static_cast<int>(message.bytes);
+      MPI_Request request;
       int status = message.send
                        ? MPI_Isend(message.data, count, MPI_BYTE, message.peer,
-                                   kTag, MPI_COMM_WORLD, &requests[i])
+                                   kTag, MPI_COMM_WORLD, &request)
                        : MPI_Irecv(message.data, count, MPI_BYTE, message.peer,
-                                   kTag, MPI_COMM_WORLD, &requests[i]);
+                                   kTag, MPI_COMM_WORLD, &request);
       if (status != MPI_SUCCESS)
         return describe(status, message);
+      (message.send ? sendsInFlight : waited).push_back(request);
+      (message.send ? sendMessages : waitedMessages).push_back(message);
     }
-    int status = MPI_Waitall(static_cast<int>(requests.size()), requests.data(),
-                             MPI_STATUSES_IGNORE);
-    if (status != MPI_SUCCESS)
-      return describe(status, group.front());
-    return "";
+    return waitAll(waited, waitedMessages);
+  }
+
+  std::string finishSends() override {
+    std::vector<MPI_Request> waited = std::move(sendsInFlight);
+    std::vector<Message> waitedMessages = std::move(sendMessages);
+    sendsInFlight.clear();
+    sendMessages.clear();
+    return waitAll(waited, waitedMessages);
   }
 
   int64_t maxOverStages(int64_t value) override {
@@ -82,6 +92,25 @@ public:
 private:
   static constexpr int kTag = 0;
 
+  /// Waits for `requests`, the transfers of `messages`.
+  std::string waitAll(std::vector<MPI_Request> &requests,
+                      const std::vector<Message> &messages) {
+    if (requests.empty())
+      return "";
+    std::vector<MPI_Status> statuses(requests.size());
+    int status = MPI_Waitall(static_cast<int>(requests.size()),
+                             requests.data(), statuses.data());
+    if (status == MPI_SUCCESS)
+      return "";
+    // The transfer that failed, where MPI says which.
+    if (status == MPI_ERR_IN_STATUS)
+      for (size_t i = 0; i < requests.size(); ++i)
+        if (statuses[i].MPI_ERROR != MPI_SUCCESS &&
+            statuses[i].MPI_ERROR != MPI_ERR_PENDING)
+          return describe(statuses[i].MPI_ERROR, messages[i]);
+    return describe(status, messages.front());
+  }
+
   std::string describe(int status, const Message &message) {
     char text[MPI_MAX_ERROR_STRING];
     int length = 0;
@@ -92,7 +121,9 @@ private:
   }
 
   int rankValue = 0, sizeValue = 1;
-  std::vector<MPI_Request> requests;
+  /// The sends of the last group, not yet waited on.
+  std::vector<MPI_Request> sendsInFlight;
+  std::vector<Message> sendMessages;
 };
 } // namespace
 

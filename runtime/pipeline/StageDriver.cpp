@@ -94,9 +94,10 @@ private:
   void runStep(StepPhase phase, int64_t microbatch, int64_t inputRow);
   /// Adds send `send` of step (`phase`, `microbatch`) to the next group.
   void postSend(StepPhase phase, int64_t microbatch, int send);
-  /// Posts the pending sends and `receives` as one group and waits for it.
+  /// Posts the pending sends and `receives` as one group, and waits for
+  /// its receives and the last group's sends (Transport::exchange).
   void exchangePending(const std::vector<Message> &receives);
-  /// Posts the sends left after the last step and waits for them.
+  /// Posts the sends left after the last step and waits for every send.
   void flushSends();
   void trainStep(long step);
   void saveTrained();
@@ -116,13 +117,29 @@ private:
   /// The graph inputs the functions take, in the order they take them.
   std::vector<const Port *> inputPorts;
   int64_t available = 1;
-  /// Per microbatch of the step, the stash; the sends not yet posted, by
-  /// (phase, microbatch, send); the receive buffers of the current step.
-  std::map<int64_t, std::map<int, Buffer>> stash;
+  /// The stash of each microbatch whose forward pass ran and backward pass
+  /// did not, by stash index; stashes whose backward pass ran, for reuse.
+  /// A stage holds a stash only while its microbatch is in flight.
+  std::map<int64_t, std::vector<Buffer>> stash;
+  std::vector<std::vector<Buffer>> spareStashes;
+  /// The bytes of each stash index (the forward pass's stash results), of
+  /// the stashes held now, and the most held at once.
+  std::vector<int64_t> stashSizes;
+  int64_t stashHeld = 0, stashPeak = 0;
+  /// The stash of `microbatch`, taken from the spares or made.
+  std::vector<Buffer> &holdStash(int64_t microbatch);
+  /// Gives back the stash of `microbatch` after its backward pass.
+  void releaseStash(int64_t microbatch);
+  /// Records the stash held now as a counter of the timeline.
+  void recordStash();
+  /// The sends not yet posted, by (phase, microbatch, send); the receive
+  /// buffers of the current step.
   std::map<std::tuple<int, int64_t, int>, std::pair<const Port *, Buffer>>
       sends;
   std::vector<Message> pending;
   std::vector<std::tuple<int, int64_t, int>> pendingKeys;
+  /// The sends of the last group posted, which may still be in flight.
+  std::vector<std::tuple<int, int64_t, int>> sendsInFlight;
   std::vector<Buffer> received;
   /// Gradients summed over the step's microbatches, by name.
   std::map<std::string, Buffer> gradients;
@@ -258,9 +275,14 @@ void StageRunner::runStep(StepPhase phase, int64_t microbatch,
     case PortKind::Input:
       in[i] = inputs[port.name].data.data() + inputRow * port.bytes();
       break;
-    case PortKind::Stash:
-      in[i] = stash[microbatch][port.index].data();
+    case PortKind::Stash: {
+      auto it = stash.find(microbatch);
+      if (it == stash.end())
+        fail("the backward pass of microbatch " + std::to_string(microbatch) +
+             " runs before its forward pass");
+      in[i] = it->second[port.index].data();
       break;
+    }
     case PortKind::Recv:
       in[i] = received[i].data();
       break;
@@ -296,12 +318,9 @@ void StageRunner::runStep(StepPhase phase, int64_t microbatch,
       out[i] = array.data.data() + microbatch * port.bytes();
       break;
     }
-    case PortKind::Stash: {
-      Buffer &buffer = stash[microbatch][port.index];
-      buffer.resize(port.bytes());
-      out[i] = buffer.data();
+    case PortKind::Stash:
+      out[i] = holdStash(microbatch)[port.index].data();
       break;
-    }
     case PortKind::Send: {
       auto &entry = sends[{int(phase), microbatch, port.index}];
       entry.first = &port;
@@ -333,6 +352,8 @@ void StageRunner::runStep(StepPhase phase, int64_t microbatch,
   if (!ran)
     fail((table.training ? "step " + std::to_string(stepNumber) + ", " : "") +
          "microbatch " + std::to_string(inputRow) + ": " + error);
+  if (phase == StepPhase::Backward)
+    releaseStash(microbatch);
   for (auto &[port, buffer] : summed) {
     char *sum = gradients[port->name].data();
     int64_t count = port->bytes() / int64_t(dtypeSize(port->dtype));
@@ -357,6 +378,49 @@ void StageRunner::runStep(StepPhase phase, int64_t microbatch,
     }
 }
 
+std::vector<Buffer> &StageRunner::holdStash(int64_t microbatch) {
+  auto [it, inserted] = stash.try_emplace(microbatch);
+  if (!inserted)
+    return it->second;
+  if (!spareStashes.empty()) {
+    it->second = std::move(spareStashes.back());
+    spareStashes.pop_back();
+  } else {
+    for (int64_t bytes : stashSizes)
+      it->second.emplace_back(bytes);
+  }
+  for (int64_t bytes : stashSizes)
+    stashHeld += bytes;
+  stashPeak = std::max(stashPeak, stashHeld);
+  recordStash();
+  return it->second;
+}
+
+void StageRunner::releaseStash(int64_t microbatch) {
+  auto it = stash.find(microbatch);
+  if (it == stash.end())
+    return;
+  spareStashes.push_back(std::move(it->second));
+  stash.erase(it);
+  for (int64_t bytes : stashSizes)
+    stashHeld -= bytes;
+  recordStash();
+}
+
+void StageRunner::recordStash() {
+  if (options.trace.empty())
+    return;
+  double now = std::chrono::duration<double, std::micro>(
+                   std::chrono::steady_clock::now() - epoch)
+                   .count();
+  char text[256];
+  std::snprintf(text, sizeof(text),
+                "{\"name\": \"stash of stage %d\", \"ph\": \"C\", "
+                "\"pid\": 0, \"ts\": %.3f, \"args\": {\"bytes\": %lld}},\n",
+                table.index, now, static_cast<long long>(stashHeld));
+  events += text;
+}
+
 void StageRunner::postSend(StepPhase phase, int64_t microbatch, int send) {
   auto key = std::make_tuple(int(phase), microbatch, send);
   auto it = sends.find(key);
@@ -376,14 +440,27 @@ void StageRunner::exchangePending(const std::vector<Message> &receives) {
   if (std::string error = transport->exchange(group); !error.empty())
     fail(error);
   record("wait", /*transfer=*/true, start);
-  // The sends have completed: their buffers can go.
-  pending.clear();
-  for (const auto &key : pendingKeys)
+  // The last group's sends have completed: their buffers can go. This
+  // group's travel while the stage computes.
+  for (const auto &key : sendsInFlight)
     sends.erase(key);
+  sendsInFlight = std::move(pendingKeys);
+  pending.clear();
   pendingKeys.clear();
 }
 
-void StageRunner::flushSends() { exchangePending({}); }
+void StageRunner::flushSends() {
+  exchangePending({});
+  if (sendsInFlight.empty())
+    return;
+  auto start = std::chrono::steady_clock::now();
+  if (std::string error = transport->finishSends(); !error.empty())
+    fail(error);
+  record("wait", /*transfer=*/true, start);
+  for (const auto &key : sendsInFlight)
+    sends.erase(key);
+  sendsInFlight.clear();
+}
 
 void StageRunner::trainStep(long step) {
   for (auto &[name, sum] : gradients)
@@ -563,6 +640,12 @@ int StageRunner::run(int argc, char **argv) {
          std::to_string(transport->size()) + "; launch it with OUT/run");
   readWeights();
   arena.resize(table.arenaBytes);
+  for (const Port &port : table.forward.results)
+    if (port.kind == PortKind::Stash) {
+      if (size_t(port.index) >= stashSizes.size())
+        stashSizes.resize(port.index + 1, 0);
+      stashSizes[port.index] = port.bytes();
+    }
   // The reduction makes every stage wait for the last to get here: the
   // timelines start together.
   available = std::max<int64_t>(1, transport->maxOverStages(held));

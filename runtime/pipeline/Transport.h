@@ -6,7 +6,15 @@
 //   no tags;
 // - a send may block until its receive is posted;
 // - the sends and receives that must progress together are posted as one
-//   group, and the caller waits for the whole group.
+//   group, and completion is waited on.
+//
+// The caller waits for a group's receives when it posts the group, and for
+// its sends when it posts the next one (or finishes the sends): a stage
+// computes while the results of its last step travel. Waiting later for
+// a send only removes orderings from the schedule --pipe-verify-schedule
+// proves, in which each group completes whole before the stage goes on;
+// every transfer still waits for the same posts, so a proven schedule
+// still completes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,9 +45,14 @@ public:
   virtual int rank() const = 0;
   virtual int size() const = 0;
 
-  /// Posts `group` and waits until all of it has completed. Returns an
-  /// empty string, or what failed.
+  /// Posts `group` and waits until its receives and the sends of the
+  /// group before have completed. Its own sends may still be in flight:
+  /// their bytes must stay as they are until the next exchange or
+  /// finishSends returns. Returns an empty string, or what failed.
   virtual std::string exchange(const std::vector<Message> &group) = 0;
+
+  /// Waits until every send posted has completed.
+  virtual std::string finishSends() = 0;
 
   /// The largest of `value` over the stages.
   virtual int64_t maxOverStages(int64_t value) = 0;

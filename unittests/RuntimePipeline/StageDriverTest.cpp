@@ -141,6 +141,21 @@ TEST(MPITransport, OneRankExchangesWithItself) {
                  {false, 0, received.data(), received.size() * sizeof(float)}}),
             "");
   EXPECT_EQ(received, sent);
+  EXPECT_EQ(transport->finishSends(), "");
+  // A group's sends are waited on with the next group: a send of 4 MiB,
+  // past what MPI sends before its receive is posted, returns at once, and
+  // the next group's receive completes it.
+  std::vector<float> large(1 << 20), into(1 << 20, 0.0f);
+  for (size_t i = 0; i < large.size(); ++i)
+    large[i] = float(i);
+  EXPECT_EQ(transport->exchange(
+                {{true, 0, large.data(), large.size() * sizeof(float)}}),
+            "");
+  EXPECT_EQ(transport->exchange(
+                {{false, 0, into.data(), into.size() * sizeof(float)}}),
+            "");
+  EXPECT_EQ(into, large);
+  EXPECT_EQ(transport->finishSends(), "");
   EXPECT_EQ(transport->maxOverStages(42), 42);
   std::vector<std::vector<char>> gathered;
   EXPECT_EQ(transport->gather({'a', 'b'}, 0, gathered), "");
