@@ -535,7 +535,32 @@ static int compileProgram(std::unique_ptr<llvm::MemoryBuffer> input,
   return 0;
 }
 
+/// Hides the options registered before MLIR's, outside pipe's categories
+/// and LLVM's generic ones (--help, --version): those that the shared
+/// libLLVM registers for its backends (--polly-*, --aarch64-*, ...), which
+/// pipe does not use. They still parse. --help and the suggestions for a
+/// mistyped flag leave them out; --help-hidden lists them.
+static void hideBackendOptions(int argc, char **argv) {
+  bool listHidden = llvm::any_of(llvm::ArrayRef(argv, argc), [](char *arg) {
+    StringRef flag = StringRef(arg).ltrim('-');
+    return flag == "help-hidden" || flag == "help-list-hidden";
+  });
+  const llvm::cl::OptionCategory *pipeCategories[] = {
+      &onnxCategory, &compileCategory, &planCategory};
+  for (auto &[name, option] : llvm::cl::getRegisteredOptions()) {
+    bool kept = llvm::any_of(
+        option->Categories, [&](const llvm::cl::OptionCategory *category) {
+          return llvm::is_contained(pipeCategories, category) ||
+                 category->getName() == "Generic Options";
+        });
+    if (!kept && option->getOptionHiddenFlag() != llvm::cl::ReallyHidden)
+      option->setHiddenFlag(listHidden ? llvm::cl::Hidden
+                                       : llvm::cl::ReallyHidden);
+  }
+}
+
 int main(int argc, char **argv) {
+  hideBackendOptions(argc, argv);
   registerCanonicalizerPass();
   registerCSEPass();
   registerSymbolDCEPass();
