@@ -94,6 +94,8 @@ def stash_error(out: str) -> str | None:
     microbatches in flight."""
     with open(os.path.join(out, "plan.json")) as f:
         plan = json.load(f)
+    if plan["stash_pricing"] != "derived":
+        return f"the plan's stash is priced {plan['stash_pricing']}"
     with open(out + ".trace.json") as f:
         trace = json.load(f)
     events = trace["traceEvents"] if isinstance(trace, dict) else trace

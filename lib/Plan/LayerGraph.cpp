@@ -243,6 +243,25 @@ static void deriveStashReads(func::FuncOp main, StringAttr forward,
   auto isGradient = [&](Operation *op) {
     return op && !op->hasAttr(forward) && !isa<ParamRefOp, ConstantOp>(op);
   };
+  // Simplification may have replaced a forward op by one that carries no
+  // index: then what the forward pass computes is no longer known, and the
+  // stash keeps its per-layer price.
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  if (ret.getNumOperands() == 0 || isGradient(ret.getOperand(0).getDefiningOp()))
+    return;
+  for (Operation &op : body.without_terminator())
+    if (indexOf(&op) && llvm::any_of(op.getOperands(), [&](Value operand) {
+          return isGradient(operand.getDefiningOp());
+        }))
+      return;
+
+  // The layer of each location; a location that ops of several layers
+  // share (none at all, in IR printed without debug info) says nothing.
+  llvm::DenseMap<Location, std::optional<unsigned>> layerOfLocation;
+  for (auto [op, layer] : graph.layerOfOp)
+    if (auto [it, inserted] = layerOfLocation.try_emplace(op->getLoc(), layer);
+        !inserted && it->second != layer)
+      it->second = std::nullopt;
 
   llvm::DenseMap<Operation *, unsigned> gradientLayer;
   SmallVector<Operation *> floating;
@@ -250,8 +269,8 @@ static void deriveStashReads(func::FuncOp main, StringAttr forward,
     if (!isGradient(&op))
       continue;
     std::optional<unsigned> layer;
-    if (auto it = graph.layerOfLocation.find(op.getLoc());
-        it != graph.layerOfLocation.end())
+    if (auto it = layerOfLocation.find(op.getLoc());
+        it != layerOfLocation.end())
       layer = it->second;
     for (Value operand : op.getOperands())
       if (auto it = gradientLayer.find(operand.getDefiningOp());
@@ -262,11 +281,15 @@ static void deriveStashReads(func::FuncOp main, StringAttr forward,
     else
       floating.push_back(&op);
   }
+  // A floating op goes to the latest layer that reads it; a reader of no
+  // layer (the return) is the last.
   for (Operation *op : llvm::reverse(floating)) {
     std::optional<unsigned> latest;
-    for (Operation *user : op->getUsers())
-      if (auto it = gradientLayer.find(user); it != gradientLayer.end())
-        latest = std::max(latest.value_or(0), it->second);
+    for (Operation *user : op->getUsers()) {
+      auto it = gradientLayer.find(user);
+      latest = std::max(latest.value_or(0),
+                        it != gradientLayer.end() ? it->second : lastLayer);
+    }
     gradientLayer[op] = latest.value_or(lastLayer);
   }
 
@@ -300,6 +323,14 @@ static void deriveStashReads(func::FuncOp main, StringAttr forward,
                      unsigned selective, unsigned full) {
     if (selective == kNever && full == kNever)
       return;
+    // A read is needed no earlier than its own layer (a stage holds the
+    // reading op).
+    auto atLeast = [&](unsigned neededBy) {
+      return neededBy == kNever ? kNever : std::max(neededBy, layer);
+    };
+    none = atLeast(none);
+    selective = atLeast(selective);
+    full = atLeast(full);
     SmallVector<StashRead, 1> &reads = graph.values[value].stashReads;
     auto it = llvm::find_if(
         reads, [&](const StashRead &read) { return read.layer == layer; });

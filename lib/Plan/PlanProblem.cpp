@@ -142,25 +142,27 @@ PlanProblem::PlanProblem(const LayerGraph &graph, const Cluster &cluster,
       inputs[i * width + j + 1] = sums.inputs;
     }
   }
-  if (readsAt.empty())
+  if (readsAt.empty() || numLayers > kMaxStashTableLayers)
     return;
   // The stash of every range [i, j) under each recompute choice the plan
-  // may take (and none, which prices the recompute buffer): sweeping i
+  // may take, and what it rebuilds under those that recompute: sweeping i
   // down, a value counts for every j past the least neededBy of its reads
   // in layers i and later.
-  SmallVector<Recompute, 3> choices = recomputeChoices();
-  if (!llvm::is_contained(choices, Recompute::None))
-    choices.push_back(Recompute::None);
-  for (Recompute recompute : choices) {
-    unsigned choice = unsigned(recompute);
-    std::vector<int64_t> &table = stashTables[choice];
+  SmallVector<StashKind> kinds;
+  for (Recompute recompute : recomputeChoices()) {
+    kinds.push_back({recompute, /*rebuilt=*/false});
+    if (recompute != Recompute::None)
+      kinds.push_back({recompute, /*rebuilt=*/true});
+  }
+  for (StashKind kind : kinds) {
+    std::vector<int64_t> &table = stashTables[kind.index()];
     table.assign(width * width, 0);
     std::vector<unsigned> least(graph.values.size(), StashRead::kNeverNeeded);
     std::vector<unsigned> read;
     std::vector<int64_t> delta(width + 1);
     for (unsigned i = numLayers; i-- > 0;) {
       for (const auto &[v, stashRead] : readsAt[i]) {
-        unsigned neededBy = stashRead.neededBy[choice];
+        unsigned neededBy = kind.neededBy(stashRead);
         if (neededBy >= least[v])
           continue;
         if (least[v] == StashRead::kNeverNeeded)
@@ -169,7 +171,7 @@ PlanProblem::PlanProblem(const LayerGraph &graph, const Cluster &cluster,
       }
       std::fill(delta.begin(), delta.end(), 0);
       for (unsigned v : read)
-        if (keeps(graph.values[v], i, recompute))
+        if (counts(graph.values[v], i, kind))
           delta[least[v] + 1] += graph.values[v].bytes;
       int64_t running = 0;
       for (unsigned j = i + 1; j <= numLayers; ++j)
@@ -178,31 +180,33 @@ PlanProblem::PlanProblem(const LayerGraph &graph, const Cluster &cluster,
   }
 }
 
-bool PlanProblem::keeps(const PlanValue &value, unsigned begin,
-                        Recompute recompute) const {
+bool PlanProblem::counts(const PlanValue &value, unsigned begin,
+                         StashKind kind) const {
   bool received = value.producer < int(begin);
-  switch (recompute) {
+  bool kept = true;
+  switch (kind.recompute) {
   case Recompute::None:
-    return true;
+    break;
   case Recompute::Selective:
-    return received || value.contraction;
+    kept = received || value.contraction;
+    break;
   case Recompute::Full:
-    return received;
+    kept = received;
+    break;
   }
-  return true;
+  return kind.rebuilt ? !kept : kept;
 }
 
-int64_t PlanProblem::derivedStash(unsigned begin, unsigned end,
-                                  Recompute recompute) const {
-  const std::vector<int64_t> &table = stashTables[unsigned(recompute)];
+int64_t PlanProblem::derivedBytes(unsigned begin, unsigned end,
+                                  StashKind kind) const {
+  const std::vector<int64_t> &table = stashTables[kind.index()];
   if (!table.empty())
     return table[size_t(begin) * (numLayers() + 1) + end];
   llvm::DenseSet<unsigned> counted;
   int64_t bytes = 0;
   for (unsigned l = begin; l < end; ++l)
     for (const auto &[v, read] : readsAt[l])
-      if (read.neededBy[unsigned(recompute)] < end &&
-          keeps(graphRef.values[v], begin, recompute) &&
+      if (kind.neededBy(read) < end && counts(graphRef.values[v], begin, kind) &&
           counted.insert(v).second)
         bytes += graphRef.values[v].bytes;
   return bytes;
@@ -277,12 +281,12 @@ StageMemory PlanProblem::stageMemory(unsigned begin, unsigned end,
     break;
   }
   if (!readsAt.empty()) {
-    // What the compiled stage keeps; what it rebuilds takes the rest of
-    // what it would keep without recompute, one microbatch at a time.
-    memory.stashPerMicrobatch = derivedStash(begin, end, recompute);
-    memory.recomputeBuffer =
-        std::max<int64_t>(0, derivedStash(begin, end, Recompute::None) -
-                                 memory.stashPerMicrobatch);
+    // What the compiled stage keeps, and what its backward pass rebuilds
+    // of what it reads (the results of its pipe.recompute region), one
+    // microbatch at a time.
+    memory.stashPerMicrobatch = derivedBytes(begin, end, {recompute, false});
+    if (recompute != Recompute::None)
+      memory.recomputeBuffer = derivedBytes(begin, end, {recompute, true});
     return memory;
   }
   int64_t all = prefixStash[end] - prefixStash[begin];

@@ -101,6 +101,11 @@ llvm::json::Object mlir::pipe::planToJSON(const PlanResult &result,
       {"optimizer_ms", optimizerMs},
       {"exact", plan.exact},
       {"backward_pricing", options.training ? result.backwardPricing : "none"},
+      // Whether the stash is the compiled stages' (derived from the
+      // gradient ops) or priced per layer.
+      {"stash_pricing", !options.training               ? "none"
+                        : result.graph.derivedStash ? "derived"
+                                                    : "per layer"},
       {"objective_gap_bound", plan.gapBound},
       {"iteration_exact", plan.iterationExact},
       {"iteration_gap_bound", plan.iterationGapBound},

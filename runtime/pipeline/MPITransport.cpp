@@ -21,15 +21,16 @@ public:
   int size() const override { return sizeValue; }
 
   std::string exchange(const std::vector<Message> &group) override {
+    for (const Message &message : group)
+      if (message.bytes > size_t(INT_MAX))
+        return "a message of " + std::to_string(message.bytes) +
+               " bytes is past MPI's 2 GiB per message";
     // Waited on now: this group's receives and the last group's sends.
     std::vector<MPI_Request> waited = std::move(sendsInFlight);
     std::vector<Message> waitedMessages = std::move(sendMessages);
     sendsInFlight.clear();
     sendMessages.clear();
     for (const Message &message : group) {
-      if (message.bytes > size_t(INT_MAX))
-        return "a message of " + std::to_string(message.bytes) +
-               " bytes is past MPI's 2 GiB per message";
       int count = static_cast<int>(message.bytes);
       MPI_Request request;
       int status = message.send

@@ -122,10 +122,10 @@ private:
   /// A stage holds a stash only while its microbatch is in flight.
   std::map<int64_t, std::vector<Buffer>> stash;
   std::vector<std::vector<Buffer>> spareStashes;
-  /// The bytes of each stash index (the forward pass's stash results), of
-  /// the stashes held now, and the most held at once.
+  /// The bytes of each stash index (the forward pass's stash results), and
+  /// of the stashes held now.
   std::vector<int64_t> stashSizes;
-  int64_t stashHeld = 0, stashPeak = 0;
+  int64_t stashHeld = 0;
   /// The stash of `microbatch`, taken from the spares or made.
   std::vector<Buffer> &holdStash(int64_t microbatch);
   /// Gives back the stash of `microbatch` after its backward pass.
@@ -391,7 +391,6 @@ std::vector<Buffer> &StageRunner::holdStash(int64_t microbatch) {
   }
   for (int64_t bytes : stashSizes)
     stashHeld += bytes;
-  stashPeak = std::max(stashPeak, stashHeld);
   recordStash();
   return it->second;
 }

@@ -166,9 +166,9 @@ static LayerGraph derivedStashChain(unsigned filler) {
 }
 
 TEST(DerivedStash, KeepsWhatTheBackwardPassAndRecomputeRead) {
-  // Past kMaxTableLayers the stash is summed per range, not tabled: both
-  // agree.
-  for (unsigned filler : {0u, 4200u}) {
+  // Past kMaxStashTableLayers the stash is summed per range, not tabled:
+  // both agree.
+  for (unsigned filler : {0u, 2500u, 4200u}) {
     SCOPED_TRACE(filler);
     LayerGraph graph = derivedStashChain(filler);
     PlanOptions options;
@@ -192,8 +192,15 @@ TEST(DerivedStash, KeepsWhatTheBackwardPassAndRecomputeRead) {
     EXPECT_EQ(stash(1, 3, Recompute::Selective), 100);
     EXPECT_EQ(stash(1, 2, Recompute::Selective), 0);
     EXPECT_EQ(stash(2, 3, Recompute::Selective), 10);
-    // Full keeps only what it receives, and only what it needs.
+    // Full keeps only what it receives, and only what it needs; it
+    // rebuilds what its gradients read and it computes.
     EXPECT_EQ(stash(0, 3, Recompute::Full), 0);
+    EXPECT_EQ(problem.stageMemory(0, 3, 0, Recompute::Full).recomputeBuffer,
+              110);
+    EXPECT_EQ(problem.stageMemory(1, 3, 0, Recompute::Full).recomputeBuffer,
+              10);
+    EXPECT_EQ(problem.stageMemory(0, 3, 0, Recompute::None).recomputeBuffer,
+              0);
     EXPECT_EQ(stash(1, 3, Recompute::Full), 100);
     EXPECT_EQ(stash(1, 2, Recompute::Full), 0);
     EXPECT_EQ(stash(2, 3, Recompute::Full), 10);

@@ -415,13 +415,34 @@ private:
   Stamps freshStamps() const;
   void addLayer(RangeBytes &sums, Stamps &stamps, unsigned begin,
                 unsigned layerIndex) const;
-  /// With LayerGraph::derivedStash: the bytes layers [begin, end) stash
-  /// per microbatch under `recompute`.
-  int64_t derivedStash(unsigned begin, unsigned end, Recompute recompute) const;
-  /// Whether a stage starting at `begin` keeps `value` under `recompute`
-  /// when it needs it: what it receives always; what it computes, without
+  /// What derivedBytes sums for a stage under a recompute choice: the
+  /// values it keeps for its backward pass (its stash) or, with `rebuilt`,
+  /// those its backward pass reads and rebuilds (its recompute buffer).
+  struct StashKind {
+    Recompute recompute;
+    bool rebuilt;
+    unsigned index() const {
+      return rebuilt ? 2 + unsigned(recompute) : unsigned(recompute);
+    }
+    /// What a stage needs the read for: the rebuilt values are those the
+    /// gradient ops read.
+    unsigned neededBy(const StashRead &read) const {
+      return read.neededBy[rebuilt ? unsigned(Recompute::None)
+                                   : unsigned(recompute)];
+    }
+  };
+  /// With LayerGraph::derivedStash: the bytes of `kind` of layers
+  /// [begin, end), per microbatch.
+  int64_t derivedBytes(unsigned begin, unsigned end, StashKind kind) const;
+  /// Whether a stage starting at `begin` that reads `value` counts it in
+  /// `kind`. It keeps what it receives always; what it computes, without
   /// recompute, and under selective recompute what a contraction computes.
-  bool keeps(const PlanValue &value, unsigned begin, Recompute recompute) const;
+  /// It rebuilds what it computes and does not keep.
+  bool counts(const PlanValue &value, unsigned begin, StashKind kind) const;
+  /// Models up to this many layers get [begin][end] tables of derivedBytes
+  /// (up to five: each recompute choice's stash, and the rebuilt values of
+  /// selective and full).
+  static constexpr unsigned kMaxStashTableLayers = 2048;
 
   const LayerGraph &graphRef;
   const Cluster &clusterRef;
@@ -441,10 +462,10 @@ private:
   // trainable) and stage-input bytes.
   std::vector<int64_t> paramAll, paramTrainable, inputs;
   // With LayerGraph::derivedStash: per layer, the values read there
-  // (StashRead), and per recompute choice an [i][j] table of
-  // derivedStash(i, j) where the [i][j] tables are kept.
+  // (StashRead), and per StashKind::index() an [i][j] table of
+  // derivedBytes(i, j) where the tables are kept.
   std::vector<std::vector<std::pair<unsigned, StashRead>>> readsAt;
-  std::vector<int64_t> stashTables[3];
+  std::vector<int64_t> stashTables[5];
   // workspaceMax[k][i]: the largest workspace of layers [i, i + 2^k).
   std::vector<std::vector<int64_t>> workspaceMax;
 };
