@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The full cross product of test/Pipeline/train-pipelined.test.
+"""The full cross product of integration_test/Pipeline/train-pipelined.test.
 
 For the MLP, the CNN and the GPT of python/train_reference.py: every S in
 {2, 3, 4}, M in {1, 4, 8}, schedule in {gpipe, 1f1b}, recompute in {none,
@@ -30,7 +30,7 @@ def main() -> int:
                         default=os.path.join(ROOT, "build", "bin", "pipe-opt"))
     parser.add_argument("--models", default="mlp,cnn,gpt")
     args = parser.parse_args()
-    cluster = os.path.join(ROOT, "test", "Pipeline", "Inputs",
+    cluster = os.path.join(ROOT, "integration_test", "Pipeline", "Inputs",
                            "four-cpus.json")
     configs = [f"S={s},M={m},schedule={sch},recompute={r},optimizer={o}"
                for s, m, sch, r, o in itertools.product(
