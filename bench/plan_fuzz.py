@@ -2,7 +2,8 @@
 """Random option sets and hand plans against the planner's invariants.
 
 For a while (--seconds), picks a model (GPT- and ResNet-shaped IR from
-python/shaped_models.py), a cluster of test/Plan/Inputs, a schedule, M and
+python/shaped_models.py), a cluster of test/Plan/Inputs or
+integration_test/Plan/Inputs, a schedule, M and
 sometimes --recompute, --optimizer, --precision, --stages and
 --plan-exact-layers; plans it with a timeline, and checks:
   - pipe-opt exits 0, or 1 with one error line and no output folder;
@@ -66,7 +67,11 @@ def main() -> int:
         subprocess.run([PYTHON, os.path.join(ROOT, "python", "shaped_models.py")] + shape +
                        ["--out", path], check=True)
         models.append(path)
-    clusters = [os.path.join(ROOT, "test", "Plan", "Inputs", c) for c in CLUSTERS]
+    clusters = [path for c in CLUSTERS
+                for path in (os.path.join(ROOT, "test", "Plan", "Inputs", c),
+                             os.path.join(ROOT, "integration_test", "Plan",
+                                          "Inputs", c))
+                if os.path.exists(path)]
     auto_dir, hand_dir = os.path.join(work, "auto"), os.path.join(work, "hand")
     trace = os.path.join(work, "trace.json")
     bad, runs, compared = [], 0, 0

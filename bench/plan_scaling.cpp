@@ -20,7 +20,7 @@
 // SEED). --inference also plans inference; --only plans that one alone.
 //===----------------------------------------------------------------------===//
 
-#include "pipe/Plan/RandomInstances.h"
+#include "pipe/Plan/Testing/RandomInstances.h"
 #include "pipe/Plan/Simulator.h"
 
 #include "llvm/Support/FormatVariadic.h"

@@ -122,7 +122,7 @@ def main() -> int:
     parser.add_argument("--cases", default="*", help="glob over case names")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--expected-failures", default=os.path.join(
-        ROOT, "test", "Conformance", "expected-failures.txt"))
+        ROOT, "integration_test", "Conformance", "expected-failures.txt"))
     parser.add_argument("--pipe-opt",
                         default=os.path.join(ROOT, "build", "bin", "pipe-opt"))
     parser.add_argument("--work", default="")

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """One small float64 model per differentiable op, for checking the gradients
-of --pipe-autodiff against finite differences (test/Train/
+of --pipe-autodiff against finite differences (integration_test/Train/
 finite-differences-{1,2}.test, with python/finite_differences.py).
 
     gradient_op_cases.py OUT [--op NAME ...]   # default: every case

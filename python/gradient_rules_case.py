@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A model that exercises every gradient rule of --pipe-autodiff, written
-both as pipe IR and as PyTorch, for test/Train/gradient-rules.test.
+both as pipe IR and as PyTorch, for integration_test/Train/gradient-rules.test.
 
     gradient_rules_case.py OUT [--case arithmetic|normalization]
 

@@ -1,7 +1,7 @@
 //===- ClusterTest.cpp - device catalog and cluster.json ------------------===//
 
 #include "pipe/Plan/Cluster.h"
-#include "pipe/Plan/RandomInstances.h"
+#include "pipe/Plan/Testing/RandomInstances.h"
 
 #include "gtest/gtest.h"
 

@@ -1,6 +1,6 @@
 //===- PartitionerTest.cpp - the partitioner against exhaustive search ----===//
 
-#include "Partitioner.h"
+#include "Search/Partitioner.h"
 #include "PlanTestSupport.h"
 
 #include "gtest/gtest.h"
@@ -92,7 +92,7 @@ TEST(Partitioner, IdenticalHostsCountedUpToSymmetry) {
     unsigned numLayers = std::uniform_int_distribution<unsigned>(3, 8)(rng);
     LayerGraph graph = randomLayerGraph(rng, numLayers, int64_t(1) << 28);
     PlanOptions options = randomOptions(rng);
-    options.classCells = 0;
+    options.tuning.classCells = 0;
     fixStagesOrCuts(rng, options, numLayers, cluster.devices.size());
     PlanProblem problem(graph, cluster, options);
     Partitioner partitioner(problem);
@@ -169,9 +169,9 @@ TEST(Partitioner, SymmetricKeysFindTheLeastSumUnderLimits) {
     unsigned numLayers = std::uniform_int_distribution<unsigned>(3, 12)(rng);
     LayerGraph graph = randomLayerGraph(rng, numLayers, int64_t(1) << 28);
     PlanOptions options = randomOptions(rng);
-    options.classCells = 0;
+    options.tuning.classCells = 0;
     PlanProblem counted(graph, cluster, options);
-    options.classCells = 4e6;
+    options.tuning.classCells = 4e6;
     PlanProblem plain(graph, cluster, options);
     Partitioner symmetricSearch(counted), plainSearch(plain);
     if (!symmetricSearch.countsUpToSymmetry())
@@ -250,7 +250,7 @@ TEST(Partitioner, SearchOnDevicesFindsTheLeastSumUnderLimits) {
     PlanOptions options =
         positionFreeOptions(rng, numLayers, cluster.devices.size());
     PlanProblem simplified(graph, cluster, options);
-    options.classCells = 4e6;
+    options.tuning.classCells = 4e6;
     PlanProblem plain(graph, cluster, options);
     Partitioner onDevices(simplified), byKind(simplified), exact(plain),
         starved(simplified);
@@ -444,7 +444,7 @@ TEST(Partitioner, GPipeMatchesExhaustiveSearchWhereItsBottlenecksSplit) {
     // of these small instances, whose good plans split their bottlenecks
     // by more than it allows.
     PlanOptions toTheEnd = options;
-    toTheEnd.weakRelaxation = std::numeric_limits<double>::infinity();
+    toTheEnd.tuning.weakRelaxation = std::numeric_limits<double>::infinity();
     PlanProblem kept(graph, cluster, toTheEnd);
     Expected<PipelinePlan> plan = planPipeline(kept);
     ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());

@@ -274,8 +274,8 @@ PlanOptions mlir::pipe::positionFreeOptions(std::mt19937 &rng,
   PlanOptions options = randomOptions(rng);
   if (options.training)
     options.schedule = Schedule::GPipe;
-  options.classCells = 0;
-  options.hostSymmetry = false;
+  options.tuning.classCells = 0;
+  options.tuning.hostSymmetry = false;
   fixStagesOrCuts(rng, options, numLayers, numDevices);
   return options;
 }

@@ -8,9 +8,10 @@
 #ifndef PIPE_UNITTESTS_PLAN_PLANTESTSUPPORT_H
 #define PIPE_UNITTESTS_PLAN_PLANTESTSUPPORT_H
 
-#include "pipe/Plan/Planner.h"
-#include "pipe/Plan/RandomInstances.h"
+#include "pipe/Plan/PlanProblem.h"
 #include "pipe/Plan/Simulator.h"
+#include "pipe/Plan/Testing/ExhaustivePlan.h"
+#include "pipe/Plan/Testing/RandomInstances.h"
 
 #include <optional>
 #include <random>

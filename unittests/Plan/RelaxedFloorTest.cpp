@@ -69,7 +69,7 @@ TEST(RelaxedFloor, BelowEveryPlan) {
 }
 
 /// On blocks of layers, the floor from a search over every layer
-/// (PlanOptions::layerFloorWork) narrows the gaps the plans claim, on the
+/// (SearchTuning::layerFloorWork) narrows the gaps the plans claim, on the
 /// objective and on the replay, and they still hold against the least over
 /// every plan of the layers; some instances force a recompute, fix the
 /// stage count or give the device order.
@@ -109,7 +109,7 @@ TEST(RelaxedFloor, FloorOverLayersNarrowsTheGapsOnBlocks) {
     for (bool layerFloor : {false, true}) {
       PlanOptions withFloor = options;
       if (!layerFloor)
-        withFloor.layerFloorWork = 0;
+        withFloor.tuning.layerFloorWork = 0;
       PlanProblem blocks(instance.graph, instance.cluster, withFloor);
       Expected<PipelinePlan> plan = planPipeline(blocks);
       ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());

@@ -78,7 +78,7 @@ TEST(ReplaySearch, OneFOneBHasTheLeastReplay) {
 
 /// The floor under every replay, where the search for it runs with one
 /// class per kind and each cut at its least transfer (as past
-/// PlanOptions::floorCells): still no plan replays below it. Without steps
+/// SearchTuning::floorCells): still no plan replays below it. Without steps
 /// for the replay search the floor and the root bounds are all the proof:
 /// an iteration proven the least is the least, and each gap bound holds.
 /// The clusters mix kinds on two hosts, so that classes merge.
@@ -90,7 +90,7 @@ TEST(ReplaySearch, FloorOverLeastLinksBoundsEveryReplay) {
     unsigned numDevices = instance.cluster.devices.size();
     instance.cluster =
         roundRobinCluster(numDevices, 1 + trial % 2, 2 + trial % 2);
-    instance.options.floorCells = 0;
+    instance.options.tuning.floorCells = 0;
     for (uint64_t steps : {uint64_t(0), PlanOptions().replaySteps}) {
       instance.options.replaySteps = steps;
       PlanProblem problem(instance.graph, instance.cluster, instance.options);
@@ -329,8 +329,8 @@ TEST(ReplaySearch, SuffixResponsesBoundEverySuffix) {
     LayerGraph graph = randomLayerGraph(rng, 6 + trial % 3, int64_t(1) << 26);
     Cluster cluster = roundRobinCluster(6, 2 + trial % 2, 2 + trial / 2 % 3);
     PlanOptions options = oneFOneBTraining(rng, 2);
-    options.classCells = 0;
-    options.hostSymmetry = trial % 2;
+    options.tuning.classCells = 0;
+    options.tuning.hostSymmetry = trial % 2;
     check(PlanProblem(graph, cluster, options), 200 + trial);
   }
   EXPECT_GE(relaxed, 24u);
@@ -441,7 +441,7 @@ TEST(ReplaySearch, OneFOneBBlocksClaimNoGapTooSmall) {
         std::uniform_int_distribution<unsigned>(numDevices, numLayers - 2)(rng);
     bool fits = true;
     for (bool layerFloor : {false, true}) {
-      options.layerFloorWork = layerFloor ? PlanOptions().layerFloorWork : 0;
+      options.tuning.layerFloorWork = layerFloor ? PlanOptions().tuning.layerFloorWork : 0;
       PlanProblem problem(graph, cluster, options);
       Expected<PipelinePlan> plan = planPipeline(problem);
       if (!plan) {
@@ -495,8 +495,8 @@ TEST(ReplaySearch, SimplifiedClassesClaimNoGapTooSmall) {
     // Every other trial 1F1B training, whose replay has a floor of its own.
     PlanOptions options =
         trial % 2 ? randomOptions(rng) : oneFOneBTraining(rng, 2);
-    options.classCells = 0;
-    options.hostSymmetry = false;
+    options.tuning.classCells = 0;
+    options.tuning.hostSymmetry = false;
     fixStagesOrCuts(rng, options, numLayers, numDevices);
     PlanProblem problem(graph, cluster, options);
     std::optional<PipelinePlan> plan = checkAgainstExhaustive(problem, trial);
@@ -521,7 +521,7 @@ TEST(ReplaySearch, SimplifiedClassesClaimNoGapTooSmall) {
 
 /// Under 1F1B no search over the devices makes the runs over simplified
 /// classes exact, so they stop once they have visited
-/// PlanOptions::inexactCells cells. With none allowed, the search stops
+/// SearchTuning::inexactCells cells. With none allowed, the search stops
 /// after its first run: its objective meets the floor over least links
 /// less often, yet every claim still holds against exhaustive searches,
 /// and the replay search, which counts the cluster's own devices, still
@@ -541,10 +541,10 @@ TEST(ReplaySearch, InexactRunsStopAtTheirBudget) {
     PlanOptions options = oneFOneB
                               ? oneFOneBTraining(rng, 2)
                               : positionFreeOptions(rng, numLayers, numDevices);
-    options.classCells = 0;
-    options.hostSymmetry = false;
+    options.tuning.classCells = 0;
+    options.tuning.hostSymmetry = false;
     PlanProblem full(graph, cluster, options);
-    options.inexactCells = 0;
+    options.tuning.inexactCells = 0;
     PlanProblem stopped(graph, cluster, options);
     std::optional<PipelinePlan> plan = checkAgainstExhaustive(stopped, trial);
     if (!plan)

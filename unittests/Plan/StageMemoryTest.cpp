@@ -1,6 +1,6 @@
 //===- StageMemoryTest.cpp - stash, optimizer state and recompute ---------===//
 
-#include "pipe/Plan/Planner.h"
+#include "pipe/Plan/PlanProblem.h"
 
 #include "pipe/Dialect/Pipe/IR/PipeOps.h"
 

@@ -13,7 +13,7 @@
 #ifndef PIPE_PLAN_SIMULATOR_H
 #define PIPE_PLAN_SIMULATOR_H
 
-#include "pipe/Plan/Planner.h"
+#include "pipe/Plan/PlanProblem.h"
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/raw_ostream.h"
@@ -171,7 +171,7 @@ void prefixResponse(llvm::ArrayRef<ReplayStage> stages,
 
 /// Maps of partial plans searched (PrefixResponse::paths), by a key of
 /// their shape: the search skips a partial plan when one kept under its key
-/// is no later anywhere (lib/Plan/PrefixMaps.cpp).
+/// is no later anywhere (lib/Plan/Bounds/PrefixMaps.cpp).
 class PrefixMaps {
 public:
   /// Keeps at most `maxNumbers` numbers in all; past that, maps are still
@@ -318,14 +318,14 @@ inline constexpr size_t kMaxResponseNumbers = size_t(32) << 20;
 inline constexpr uint64_t kMaxResponseSteps = 1200000000;
 
 /// Fills `tables.response` and `tables.responseByStages` for `problem`'s
-/// 1F1B replay search (lib/Plan/SuffixResponse.cpp); leaves them empty
+/// 1F1B replay search (lib/Plan/Bounds/SuffixResponse.cpp); leaves them empty
 /// when `tables` counts no devices by class, or the bounds would take more
 /// than kMaxResponseNumbers numbers or kMaxResponseSteps steps.
 void tabulateResponses(const PlanProblem &problem, SuffixTables &tables);
 
 /// Finds the 1F1B plan with the least replayed iteration time by branch
 /// and bound over every plan the options allow, starting from `plan`
-/// (lib/Plan/ReplaySearch.cpp). `floorMs` is a proven lower bound on every
+/// (lib/Plan/Bounds/ReplaySearch.cpp). `floorMs` is a proven lower bound on every
 /// plan's replay (0 for none): a plan that meets it needs no search.
 /// Replaces `plan`'s stages if it finds a faster one, and sets
 /// iterationExact when the search finished within its budget, else

@@ -8,7 +8,7 @@
 #ifndef PIPE_LIB_PLAN_PARTITIONER_H
 #define PIPE_LIB_PLAN_PARTITIONER_H
 
-#include "pipe/Plan/Planner.h"
+#include "pipe/Plan/PlanProblem.h"
 
 #include "llvm/ADT/StringMap.h"
 
@@ -24,7 +24,7 @@ namespace pipe {
 inline constexpr double kUnbounded = std::numeric_limits<double>::infinity();
 /// Past this many cells, even with one class per set of devices with the
 /// same numbers, the fastest devices take one stage each; classes are
-/// simplified past PlanOptions::classCells, at most this; and the search
+/// simplified past SearchTuning::classCells, at most this; and the search
 /// over every layer is not cheap past this many with the cluster's
 /// classes (layerSearchIsCheap).
 inline constexpr double kMaxCells = 4e6;
@@ -180,7 +180,7 @@ public:
     return double(numStates()) * (problem.numLayers() + 1);
   }
   /// Whether the keys count devices up to the symmetry of identical hosts
-  /// (PlanOptions::hostSymmetry): still exact.
+  /// (SearchTuning::hostSymmetry): still exact.
   bool countsUpToSymmetry() const { return symmetric; }
   /// Whether cuts cost their least transfer (the constructor's
   /// `leastLinks`): the results then bound the cluster's from below.

@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "pipe/Plan/Planner.h"
+#include "pipe/Plan/PlanProblem.h"
 
 #include "pipe/Dialect/Pipe/IR/PipeOps.h"
 

@@ -1,6 +1,6 @@
 //===- RandomInstances.cpp - random planning problems ---------------------===//
 
-#include "pipe/Plan/RandomInstances.h"
+#include "pipe/Plan/Testing/RandomInstances.h"
 
 #include <cassert>
 #include <cmath>

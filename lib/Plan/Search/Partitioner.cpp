@@ -99,8 +99,8 @@ Partitioner::Partitioner(const PlanProblem &problem, unsigned stages,
     // (Never past kMaxCells, where the fastest devices take a stage each
     // below and the search would claim a proof it does not have.) Counting
     // up to the hosts' symmetry may keep them exact.
-    bool tooMany = cells() > std::min(options.classCells, kMaxCells);
-    if (tooMany && !leastLinks && options.hostSymmetry && buildSymmetricKeys())
+    bool tooMany = cells() > std::min(options.tuning.classCells, kMaxCells);
+    if (tooMany && !leastLinks && options.tuning.hostSymmetry && buildSymmetricKeys())
       tooMany = false;
     if (leastLinks || tooMany) {
       approximate = !leastLinks;

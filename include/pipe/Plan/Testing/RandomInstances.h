@@ -6,10 +6,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef PIPE_PLAN_RANDOMINSTANCES_H
-#define PIPE_PLAN_RANDOMINSTANCES_H
+#ifndef PIPE_PLAN_TESTING_RANDOMINSTANCES_H
+#define PIPE_PLAN_TESTING_RANDOMINSTANCES_H
 
-#include "pipe/Plan/Planner.h"
+#include "pipe/Plan/PlanProblem.h"
 
 #include <random>
 
@@ -34,4 +34,4 @@ Cluster roundRobinCluster(unsigned numDevices, unsigned numKinds,
 } // namespace pipe
 } // namespace mlir
 
-#endif // PIPE_PLAN_RANDOMINSTANCES_H
+#endif // PIPE_PLAN_TESTING_RANDOMINSTANCES_H

@@ -59,7 +59,7 @@ static constexpr unsigned kSearchRuns = 3000;
 /// this many transitions, and gives up past this many on its second try.
 static constexpr uint64_t kDeviceTransitions = 10000000;
 
-/// Past PlanOptions::floorCells, the search for the floor under the 1F1B
+/// Past SearchTuning::floorCells, the search for the floor under the 1F1B
 /// replay makes only this many runs on the cluster's own classes
 /// (replayFloor): a run there took 0.23 s on a 176-node ResNet on six
 /// classes (2.9 million cells), and the whole search 28 runs.
@@ -67,7 +67,7 @@ static constexpr unsigned kFloorRunsOnManyCells = 4;
 
 /// On blocks of layers, the floor over the model's own layers
 /// (floorOverLayers) makes as many runs of the dynamic program as fit in
-/// PlanOptions::layerFloorWork, and none if fewer than this many fit; under
+/// SearchTuning::layerFloorWork, and none if fewer than this many fit; under
 /// 1F1B, whose floor rises more slowly, none if fewer than
 /// kLeastUnhiddenFloorRuns (GPT-2-XL on 32 devices, where 4.4 fit, took
 /// 0.6 s more for a gap 0.4 points smaller; at 16 devices 7.8 runs took
@@ -125,7 +125,7 @@ struct SearchBudget {
   unsigned left;
   double unexplored = kInf;
   /// The cells that runs proving nothing may still visit
-  /// (PlanOptions::inexactCells).
+  /// (SearchTuning::inexactCells).
   double inexactCells = kInf;
   bool exhausted() const { return left == 0; }
   /// Counts a run of `partitioner`'s dynamic program, once it has run, and
@@ -490,7 +490,7 @@ static double leastUnhidden(const PlanProblem &problem,
 ///
 /// Unhidden times admit no dominated states, so a run of the dynamic
 /// program costs all its states, which classes of one kind on several
-/// hosts multiply. Past PlanOptions::floorCells, the floor is the larger of
+/// hosts multiply. Past SearchTuning::floorCells, the floor is the larger of
 /// what a few runs on the cluster's classes prove (their plans are the seeds
 /// that know the hosts) and the least over plans whose cuts each cost their
 /// least transfer, with one class per set of devices with the same numbers
@@ -509,7 +509,7 @@ static double replayFloor(const PlanProblem &problem, Partitioner &searched,
   if (approximate && !modelLayers)
     return 0;
   auto manyCells = [&](const Partitioner &partitioner) {
-    return partitioner.numCells() > problem.options().floorCells;
+    return partitioner.numCells() > problem.options().tuning.floorCells;
   };
   std::optional<Partitioner> relaxed;
   if (approximate || manyCells(searched)) {
@@ -840,7 +840,7 @@ static unsigned mostStages(const PlanProblem &problem) {
 /// the same numbers form one class and cuts cost their least transfer
 /// (Partitioner's `leastLinks`, but for a given device order), which keeps
 /// the floor and has fewer states. Returns 0 (no floor) where too few runs
-/// fit in PlanOptions::layerFloorWork (kLeastLayerFloorRuns,
+/// fit in SearchTuning::layerFloorWork (kLeastLayerFloorRuns,
 /// kLeastUnhiddenFloorRuns), with one microbatch, or where the classes are
 /// too many to count. Under 1F1B the plans the search visits join the
 /// refinement's seeds; otherwise the search looks below `capMs` (at least
@@ -851,7 +851,7 @@ static double floorOverLayers(const PlanProblem &problem, PipelinePlan &plan,
                               double capMs) {
   const PlanOptions &options = problem.options();
   int64_t m = options.microbatches;
-  if (m < 2 || !(options.layerFloorWork > 0))
+  if (m < 2 || !(options.tuning.layerFloorWork > 0))
     return 0;
   // (A given device order keeps its devices: no stage may move.)
   Partitioner relaxed(problem, options.stages,
@@ -864,7 +864,7 @@ static double floorOverLayers(const PlanProblem &problem, PipelinePlan &plan,
                 std::min<double>(mostStages(problem), layers);
   // (GPT-2-XL's 1448 nodes on 4 devices make 14 million per run, about
   // 0.035 s.)
-  double runs = std::min<double>(kSearchRuns, options.layerFloorWork / work);
+  double runs = std::min<double>(kSearchRuns, options.tuning.layerFloorWork / work);
   bool oneFOneB = options.training && options.schedule == Schedule::OneFOneB;
   if (runs < (oneFOneB ? kLeastUnhiddenFloorRuns : kLeastLayerFloorRuns))
     return 0;
@@ -1184,7 +1184,7 @@ static void searchBottlenecks(const PlanProblem &problem,
             unresolved.push_back({times.sum, times.slowestStep, bound});
           if (relaxedObjective < best.objectiveMs &&
               times.objective(m) - relaxedObjective >
-                  options.weakRelaxation * times.objective(m))
+                  options.tuning.weakRelaxation * times.objective(m))
             weak = true;
           return BottleneckSearch::Result{times.sum, times.slowestStep, 0};
         });
@@ -1349,7 +1349,7 @@ static llvm::Expected<SearchOutcome> searchPlan(const PlanProblem &problem,
   // Searches may stop early: past this many, the result reports how far
   // from the optimum it can be.
   SearchBudget budget{kSearchRuns};
-  budget.inexactCells = options.inexactCells;
+  budget.inexactCells = options.tuning.inexactCells;
   // With simplified classes, every run made exact over the cluster's own
   // devices where it can be.
   bool onDevices =

@@ -10,7 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "pipe/Plan/Planner.h"
+#include "pipe/Plan/PlanProblem.h"
 
 #include <algorithm>
 #include <limits>

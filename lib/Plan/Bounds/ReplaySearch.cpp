@@ -47,7 +47,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Partitioner.h"
+#include "../Search/Partitioner.h"
 #include "pipe/Plan/Simulator.h"
 
 #include "llvm/ADT/ScopeExit.h"

@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "pipe/Plan/Planner.h"
+#include "pipe/Plan/Testing/ExhaustivePlan.h"
 
 #include <functional>
 

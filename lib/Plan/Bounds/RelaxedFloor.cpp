@@ -25,7 +25,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "pipe/Plan/Planner.h"
+#include "pipe/Plan/PlanProblem.h"
 
 #include <algorithm>
 #include <cmath>
