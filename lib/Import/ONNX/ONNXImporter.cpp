@@ -9,7 +9,7 @@
 #include "pipe/Import/ONNX/ImportONNX.h"
 
 #include "ONNXImporterImpl.h"
-#include "ONNXModelLoader.h"
+#include "pipe/Weights/ONNXModelLoader.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -589,31 +589,6 @@ mlir::pipe::importONNXModel(StringRef path, MLIRContext *context,
     return {};
   }
   return GraphImporter(context, path, model, options).run();
-}
-
-std::string
-mlir::pipe::readONNXInitializers(StringRef path, ArrayRef<std::string> names,
-                                 llvm::StringMap<std::string> &bytes) {
-  onnx::ModelProto model;
-  if (std::string error = loadONNXModel(path, /*check=*/false, model);
-      !error.empty())
-    return error;
-  std::string modelDir = llvm::sys::path::parent_path(path).str();
-  llvm::StringSet<> wanted;
-  for (const std::string &name : names)
-    wanted.insert(name);
-  for (const onnx::TensorProto &tensor : model.graph().initializer()) {
-    if (!wanted.count(tensor.name()))
-      continue;
-    if (std::string error =
-            readTensorBytes(tensor, modelDir, bytes[tensor.name()]);
-        !error.empty())
-      return error;
-  }
-  for (const std::string &name : names)
-    if (!bytes.count(name))
-      return "'" + path.str() + "' has no initializer '" + name + "'";
-  return "";
 }
 
 std::string mlir::pipe::parseInputShapeOption(StringRef spec,

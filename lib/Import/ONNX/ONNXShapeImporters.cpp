@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ONNXImporterImpl.h"
-#include "ONNXModelLoader.h"
+#include "pipe/Weights/ONNXModelLoader.h"
 
 #include "mlir/IR/Verifier.h"
 #include "llvm/Support/FormatVariadic.h"

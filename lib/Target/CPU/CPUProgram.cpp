@@ -17,7 +17,7 @@
 #include "StageEmitter.h"
 
 #include "pipe/Dialect/Pipe/IR/PipeOps.h"
-#include "pipe/Import/ONNX/ImportONNX.h"
+#include "pipe/Weights/ONNXWeights.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/ScopeExit.h"

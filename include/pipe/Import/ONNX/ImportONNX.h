@@ -30,14 +30,6 @@ OwningOpRef<ModuleOp> importONNXModel(llvm::StringRef path,
                                       MLIRContext *context,
                                       const ImportONNXOptions &options);
 
-/// Reads the raw little-endian bytes of the initializers `names` of the ONNX
-/// model at `path` (from the model or its external-data files) into
-/// `bytes`, keyed by name. Returns an empty string on success, else the
-/// error.
-std::string readONNXInitializers(llvm::StringRef path,
-                                 llvm::ArrayRef<std::string> names,
-                                 llvm::StringMap<std::string> &bytes);
-
 /// Parses `--input-shape` values of the form `NAME=d0,d1,...` into
 /// `options`. Returns an error message on malformed input.
 std::string parseInputShapeOption(llvm::StringRef spec,

@@ -1,6 +1,6 @@
 //===- ONNXModelLoader.cpp - read and check ONNX models -------------------===//
 
-#include "ONNXModelLoader.h"
+#include "pipe/Weights/ONNXModelLoader.h"
 
 #include "onnx/checker.h"
 #include "onnx/defs/schema.h"

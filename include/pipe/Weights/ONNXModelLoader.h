@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef PIPE_LIB_IMPORT_ONNX_ONNXMODELLOADER_H
-#define PIPE_LIB_IMPORT_ONNX_ONNXMODELLOADER_H
+#ifndef PIPE_WEIGHTS_ONNXMODELLOADER_H
+#define PIPE_WEIGHTS_ONNXMODELLOADER_H
 
 #include "onnx/onnx_pb.h"
 
@@ -39,4 +39,4 @@ std::string readTensorBytes(const onnx::TensorProto &tensor,
 } // namespace pipe
 } // namespace mlir
 
-#endif // PIPE_LIB_IMPORT_ONNX_ONNXMODELLOADER_H
+#endif // PIPE_WEIGHTS_ONNXMODELLOADER_H
