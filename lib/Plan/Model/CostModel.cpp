@@ -4,7 +4,6 @@
 
 #include "pipe/Dialect/Pipe/IR/PipeOps.h"
 
-#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
@@ -14,101 +13,20 @@
 using namespace mlir;
 using namespace mlir::pipe;
 
-static int64_t elements(Value value) {
-  auto type = dyn_cast<RankedTensorType>(value.getType());
-  return type && type.hasStaticShape() ? type.getNumElements() : 0;
-}
-
-/// The product of `factors`, or INT64_MAX where it would overflow: a count
-/// past any the planner accepts (buildLayerGraph rejects it).
-static int64_t product(std::initializer_list<int64_t> factors) {
-  int64_t result = 1;
-  for (int64_t factor : factors)
-    if (llvm::MulOverflow(result, factor, result))
-      return std::numeric_limits<int64_t>::max();
-  return result;
-}
-
-/// a + b, or INT64_MAX where it would overflow.
-static int64_t sum(int64_t a, int64_t b) {
-  int64_t result;
-  return llvm::AddOverflow(a, b, result) ? std::numeric_limits<int64_t>::max()
-                                         : result;
-}
-
 OpCost mlir::pipe::estimateOpCost(Operation *op) {
+  // Each op says what it costs where it is defined (CostOpInterface); an op
+  // of another dialect gets the interface's defaults.
   OpCost cost;
-  // Parameters and constants are resident, not read per op from HBM here;
-  // their reads are counted where ops consume them.
-  if (isa<ConstantOp, ParamRefOp, ReshapeOp>(op))
+  if (auto costly = dyn_cast<CostOpInterface>(op)) {
+    cost.flops = costly.getFlops();
+    cost.bytesRead = costly.getBytesRead();
+    cost.bytesWritten = costly.getBytesWritten();
+    cost.contraction = costly.isContraction();
     return cost;
-  for (Value operand : op->getOperands())
-    cost.bytesRead += tensorBytes(operand.getType());
-  for (Value result : op->getResults())
-    cost.bytesWritten += tensorBytes(result.getType());
-
-  llvm::TypeSwitch<Operation *>(op)
-      .Case([&](MatMulOp o) {
-        auto lhs = cast<RankedTensorType>(o.getLhs().getType());
-        cost.flops =
-            product({2, elements(o.getResult()), lhs.getShape().back()});
-        cost.contraction = true;
-      })
-      .Case([&](GemmOp o) {
-        auto a = cast<RankedTensorType>(o.getA().getType());
-        int64_t k = a.getDimSize(o.getTransA() ? 0 : 1);
-        cost.flops = product({2, elements(o.getResult()), k});
-        if (o.getC())
-          cost.flops = sum(cost.flops, elements(o.getResult()));
-        cost.contraction = true;
-      })
-      .Case([&](ConvOp o) {
-        auto w = cast<RankedTensorType>(o.getWeight().getType());
-        // No output channels, no work (and no division by zero).
-        int64_t perOutput =
-            w.getDimSize(0) ? w.getNumElements() / w.getDimSize(0) : 0;
-        cost.flops = product({2, elements(o.getResult()), perOutput});
-        cost.contraction = true;
-      })
-      .Case([&](ConvTransposeOp o) {
-        auto w = cast<RankedTensorType>(o.getWeight().getType());
-        int64_t perInput =
-            w.getDimSize(0) ? w.getNumElements() / w.getDimSize(0) : 0;
-        cost.flops = product({2, elements(o.getInput()), perInput});
-        cost.contraction = true;
-      })
-      .Case<MaxPoolOp, AveragePoolOp>([&](auto o) {
-        cost.flops = elements(o.getResult());
-        for (int64_t k : o.getKernelShape())
-          cost.flops = product({cost.flops, k});
-      })
-      .Case<SoftmaxOp, LogSoftmaxOp, LayerNormOp, BatchNormOp, BatchNormTrainOp,
-            InstanceNormOp, SoftmaxCrossEntropyLossOp,
-            NegativeLogLikelihoodLossOp>([&](Operation *o) {
-        // About five passes over the input (max/mean, exp/centre, sum/var,
-        // scale, shift).
-        cost.flops = product({5, elements(o->getOperand(0))});
-      })
-      .Case<ReduceMeanOp, ReduceSumOp, ReduceMaxOp, GlobalAveragePoolOp>(
-          [&](Operation *o) { cost.flops = elements(o->getOperand(0)); })
-      .Case([&](GatherOp o) {
-        // Only the rows the indices pick are read (an embedding lookup
-        // reads a few rows of its table, not the table).
-        cost.bytesRead =
-            sum(std::min(tensorBytes(o.getData().getType()), cost.bytesWritten),
-                tensorBytes(o.getIndices().getType()));
-      })
-      .Case([&](SliceOp o) {
-        cost.bytesRead =
-            std::min(tensorBytes(o.getInput().getType()), cost.bytesWritten);
-      })
-      .Case<TransposeOp, ConcatOp, SplitOp, ExpandOp, TileOp, PadOp, CastOp,
-            TriluOp>([&](Operation *) { cost.flops = 0; })
-      .Default([&](Operation *o) {
-        // Elementwise: one operation per result element.
-        for (Value result : o->getResults())
-          cost.flops = sum(cost.flops, elements(result));
-      });
+  }
+  cost.flops = resultElements(op);
+  cost.bytesRead = operandBytes(op);
+  cost.bytesWritten = resultBytes(op);
   return cost;
 }
 

@@ -170,3 +170,10 @@ LogicalResult WhereOp::inferReturnTypes(MLIRContext *context,
 LogicalResult WhereOp::verify() {
   return verifySameElementType(*this, {getLhs(), getRhs()});
 }
+
+//===----------------------------------------------------------------------===//
+// CostOpInterface
+//===----------------------------------------------------------------------===//
+
+// A cast converts; it counts no arithmetic.
+int64_t CastOp::getFlops() { return 0; }

@@ -546,3 +546,85 @@ LogicalResult AveragePoolGradOp::verify() {
   return verifyPoolGrad(*this, getOutput().getType(), getGrad().getType(),
                         getKernelShape(), getStrides(), getPads(), dilations);
 }
+
+//===----------------------------------------------------------------------===//
+// CostOpInterface
+//===----------------------------------------------------------------------===//
+
+// Contractions: two operations per multiply-add.
+
+int64_t MatMulOp::getFlops() {
+  auto lhs = cast<RankedTensorType>(getLhs().getType());
+  return saturatingProduct({2, tensorElements(getResult()), lhs.getShape().back()});
+}
+bool MatMulOp::isContraction() { return true; }
+
+int64_t GemmOp::getFlops() {
+  auto a = cast<RankedTensorType>(getA().getType());
+  int64_t k = a.getDimSize(getTransA() ? 0 : 1);
+  int64_t flops = saturatingProduct({2, tensorElements(getResult()), k});
+  return getC() ? saturatingSum(flops, tensorElements(getResult())) : flops;
+}
+bool GemmOp::isContraction() { return true; }
+
+/// The weights a convolution multiplies per element of `perElementOf`'s
+/// leading dimension: no output channels, no work (and no division by
+/// zero).
+static int64_t weightsPer(Value weight) {
+  auto w = cast<RankedTensorType>(weight.getType());
+  return w.getDimSize(0) ? w.getNumElements() / w.getDimSize(0) : 0;
+}
+
+int64_t ConvOp::getFlops() {
+  return saturatingProduct(
+      {2, tensorElements(getResult()), weightsPer(getWeight())});
+}
+bool ConvOp::isContraction() { return true; }
+
+int64_t ConvTransposeOp::getFlops() {
+  return saturatingProduct(
+      {2, tensorElements(getInput()), weightsPer(getWeight())});
+}
+bool ConvTransposeOp::isContraction() { return true; }
+
+// Pooling: one operation per window element of each result.
+
+/// The results of a pooling op times its window.
+static int64_t windowFlops(Value result, ArrayRef<int64_t> kernelShape) {
+  int64_t flops = tensorElements(result);
+  for (int64_t k : kernelShape)
+    flops = saturatingProduct({flops, k});
+  return flops;
+}
+
+int64_t MaxPoolOp::getFlops() {
+  return windowFlops(getResult(), getKernelShape());
+}
+int64_t AveragePoolOp::getFlops() {
+  return windowFlops(getResult(), getKernelShape());
+}
+
+// Normalizations, softmax and the losses built on it: about five passes over
+// the input (max or mean, exp or centre, sum or variance, scale, shift).
+
+static int64_t fivePasses(Operation *op) {
+  return saturatingProduct({5, tensorElements(op->getOperand(0))});
+}
+
+int64_t SoftmaxOp::getFlops() { return fivePasses(*this); }
+int64_t LogSoftmaxOp::getFlops() { return fivePasses(*this); }
+int64_t LayerNormOp::getFlops() { return fivePasses(*this); }
+int64_t BatchNormOp::getFlops() { return fivePasses(*this); }
+int64_t BatchNormTrainOp::getFlops() { return fivePasses(*this); }
+int64_t InstanceNormOp::getFlops() { return fivePasses(*this); }
+int64_t SoftmaxCrossEntropyLossOp::getFlops() { return fivePasses(*this); }
+int64_t NegativeLogLikelihoodLossOp::getFlops() { return fivePasses(*this); }
+
+// Reductions: one operation per input element.
+
+int64_t ReduceMeanOp::getFlops() { return tensorElements(getOperand()); }
+int64_t ReduceSumOp::getFlops() { return tensorElements(getOperand()); }
+int64_t ReduceMaxOp::getFlops() { return tensorElements(getOperand()); }
+int64_t GlobalAveragePoolOp::getFlops() {
+  return tensorElements(getOperand());
+}

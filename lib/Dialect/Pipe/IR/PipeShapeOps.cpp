@@ -321,3 +321,44 @@ LogicalResult DropoutOp::verify() {
     return emitOpError("ratio ") << ratio << " must lie in [0, 1)";
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// CostOpInterface
+//===----------------------------------------------------------------------===//
+
+// Data movement computes nothing; it reads and writes its tensors.
+
+int64_t TransposeOp::getFlops() { return 0; }
+int64_t ConcatOp::getFlops() { return 0; }
+int64_t SplitOp::getFlops() { return 0; }
+int64_t ExpandOp::getFlops() { return 0; }
+int64_t TileOp::getFlops() { return 0; }
+int64_t PadOp::getFlops() { return 0; }
+int64_t TriluOp::getFlops() { return 0; }
+
+// Gather and Slice read only what they pick: an embedding lookup reads a few
+// rows of its table, not the table.
+
+int64_t GatherOp::getFlops() { return 0; }
+int64_t GatherOp::getBytesRead() {
+  return saturatingSum(std::min(tensorBytes(getData().getType()),
+                                tensorBytes(getResult().getType())),
+                       tensorBytes(getIndices().getType()));
+}
+
+int64_t SliceOp::getFlops() { return 0; }
+int64_t SliceOp::getBytesRead() {
+  return std::min(tensorBytes(getInput().getType()),
+                  tensorBytes(getResult().getType()));
+}
+
+// Constants are resident: the ops that read them count them. A reshape
+// aliases its input.
+
+int64_t ConstantOp::getFlops() { return 0; }
+int64_t ConstantOp::getBytesRead() { return 0; }
+int64_t ConstantOp::getBytesWritten() { return 0; }
+
+int64_t ReshapeOp::getFlops() { return 0; }
+int64_t ReshapeOp::getBytesRead() { return 0; }
+int64_t ReshapeOp::getBytesWritten() { return 0; }

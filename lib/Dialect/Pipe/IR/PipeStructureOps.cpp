@@ -227,3 +227,12 @@ LogicalResult AdamUpdateOp::verify() {
     return emitOpError("betas must be in [0, 1)");
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// CostOpInterface
+//===----------------------------------------------------------------------===//
+
+// Parameters are resident: the ops that read them count them.
+int64_t ParamRefOp::getFlops() { return 0; }
+int64_t ParamRefOp::getBytesRead() { return 0; }
+int64_t ParamRefOp::getBytesWritten() { return 0; }

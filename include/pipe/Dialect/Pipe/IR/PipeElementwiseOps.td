@@ -97,7 +97,10 @@ def Pipe_ClipOp : Pipe_Op<"clip", [Pure, Elementwise, SameOperandsAndResultType,
   let hasVerifier = 1;
 }
 
-def Pipe_CastOp : Pipe_Op<"cast", [Pure, Elementwise, SameOperandsAndResultShape]> {
+def Pipe_CastOp : Pipe_Op<"cast", [
+    DeclareOpInterfaceMethods<Pipe_CostOpInterface,
+        ["getFlops"]>,
+    Pure, Elementwise, SameOperandsAndResultShape]> {
   let summary = "convert the element type (ONNX Cast)";
   let description = [{
     ```mlir

@@ -11,7 +11,10 @@
 // Contractions
 //===----------------------------------------------------------------------===//
 
-def Pipe_MatMulOp : Pipe_Op<"matmul", [Pure, InferTypeOpAdaptor]> {
+def Pipe_MatMulOp : Pipe_Op<"matmul", [
+    DeclareOpInterfaceMethods<Pipe_CostOpInterface,
+        ["getFlops", "isContraction"]>,
+    Pure, InferTypeOpAdaptor]> {
   let summary = "numpy matrix product (ONNX MatMul)";
   let description = [{
     Batched matrix product with numpy semantics: 1-D operands are promoted to
@@ -27,7 +30,10 @@ def Pipe_MatMulOp : Pipe_Op<"matmul", [Pure, InferTypeOpAdaptor]> {
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs)";
 }
 
-def Pipe_GemmOp : Pipe_Op<"gemm", [Pure, InferTypeOpAdaptor]> {
+def Pipe_GemmOp : Pipe_Op<"gemm", [
+    DeclareOpInterfaceMethods<Pipe_CostOpInterface,
+        ["getFlops", "isContraction"]>,
+    Pure, InferTypeOpAdaptor]> {
   let summary = "general matrix multiply (ONNX Gemm)";
   let description = [{
     `alpha * op(A) * op(B) + beta * C`, where `op` transposes when
@@ -54,7 +60,10 @@ def Pipe_GemmOp : Pipe_Op<"gemm", [Pure, InferTypeOpAdaptor]> {
 // Convolution and pooling
 //===----------------------------------------------------------------------===//
 
-def Pipe_ConvOp : Pipe_Op<"conv", [Pure, InferTypeOpAdaptor]> {
+def Pipe_ConvOp : Pipe_Op<"conv", [
+    DeclareOpInterfaceMethods<Pipe_CostOpInterface,
+        ["getFlops", "isContraction"]>,
+    Pure, InferTypeOpAdaptor]> {
   let summary = "N-D grouped convolution (ONNX Conv)";
   let description = [{
     Input `[N, C, D1..Dn]`, weight `[M, C/group, k1..kn]`, optional bias `[M]`.
@@ -79,7 +88,10 @@ def Pipe_ConvOp : Pipe_Op<"conv", [Pure, InferTypeOpAdaptor]> {
   }];
 }
 
-def Pipe_ConvTransposeOp : Pipe_Op<"conv_transpose", [Pure, InferTypeOpAdaptor]> {
+def Pipe_ConvTransposeOp : Pipe_Op<"conv_transpose", [
+    DeclareOpInterfaceMethods<Pipe_CostOpInterface,
+        ["getFlops", "isContraction"]>,
+    Pure, InferTypeOpAdaptor]> {
   let summary = "N-D grouped transposed convolution (ONNX ConvTranspose)";
   let description = [{
     Input `[N, C, D1..Dn]`, weight `[C, M/group, k1..kn]`, optional bias
@@ -106,7 +118,10 @@ def Pipe_ConvTransposeOp : Pipe_Op<"conv_transpose", [Pure, InferTypeOpAdaptor]>
   }];
 }
 
-def Pipe_MaxPoolOp : Pipe_Op<"max_pool", [Pure, InferTypeOpAdaptor]> {
+def Pipe_MaxPoolOp : Pipe_Op<"max_pool", [
+    DeclareOpInterfaceMethods<Pipe_CostOpInterface,
+        ["getFlops"]>,
+    Pure, InferTypeOpAdaptor]> {
   let summary = "N-D max pooling (ONNX MaxPool)";
   let description = [{
     Padded positions never win. With `ceil_mode`, output extents round up.
@@ -127,7 +142,10 @@ def Pipe_MaxPoolOp : Pipe_Op<"max_pool", [Pure, InferTypeOpAdaptor]> {
   }];
 }
 
-def Pipe_AveragePoolOp : Pipe_Op<"average_pool", [Pure, InferTypeOpAdaptor]> {
+def Pipe_AveragePoolOp : Pipe_Op<"average_pool", [
+    DeclareOpInterfaceMethods<Pipe_CostOpInterface,
+        ["getFlops"]>,
+    Pure, InferTypeOpAdaptor]> {
   let summary = "N-D average pooling (ONNX AveragePool)";
   let description = [{
     With `count_include_pad`, padded positions count in the divisor.
@@ -200,7 +218,10 @@ def Pipe_AveragePoolGradOp : Pipe_Op<"average_pool_grad", [Pure]> {
 }
 
 def Pipe_GlobalAveragePoolOp : Pipe_Op<"global_average_pool",
-                                       [Pure, InferTypeOpAdaptor]> {
+                                       [
+    DeclareOpInterfaceMethods<Pipe_CostOpInterface,
+        ["getFlops"]>,
+    Pure, InferTypeOpAdaptor]> {
   let summary = "average over all spatial axes (ONNX GlobalAveragePool)";
   let description = [{
     ```mlir
@@ -216,7 +237,10 @@ def Pipe_GlobalAveragePoolOp : Pipe_Op<"global_average_pool",
 // Normalization and softmax
 //===----------------------------------------------------------------------===//
 
-def Pipe_BatchNormOp : Pipe_Op<"batch_norm", [Pure, InferTypeOpAdaptor,
+def Pipe_BatchNormOp : Pipe_Op<"batch_norm", [
+    DeclareOpInterfaceMethods<Pipe_CostOpInterface,
+        ["getFlops"]>,
+    Pure, InferTypeOpAdaptor,
     AllTypesMatch<["scale", "bias", "mean", "variance"]>]> {
   let summary = "batch normalization with running statistics (inference)";
   let description = [{
@@ -240,7 +264,10 @@ def Pipe_BatchNormOp : Pipe_Op<"batch_norm", [Pure, InferTypeOpAdaptor,
   let hasVerifier = 1;
 }
 
-def Pipe_BatchNormTrainOp : Pipe_Op<"batch_norm_train", [Pure,
+def Pipe_BatchNormTrainOp : Pipe_Op<"batch_norm_train", [
+    DeclareOpInterfaceMethods<Pipe_CostOpInterface,
+        ["getFlops"]>,
+    Pure,
     InferTypeOpAdaptor, AllTypesMatch<["scale", "bias", "mean", "variance",
                                        "running_mean", "running_variance"]>]> {
   let summary = "batch normalization with batch statistics (training)";
@@ -269,7 +296,10 @@ def Pipe_BatchNormTrainOp : Pipe_Op<"batch_norm_train", [Pure,
   let hasVerifier = 1;
 }
 
-def Pipe_LayerNormOp : Pipe_Op<"layer_norm", [Pure, InferTypeOpAdaptor]> {
+def Pipe_LayerNormOp : Pipe_Op<"layer_norm", [
+    DeclareOpInterfaceMethods<Pipe_CostOpInterface,
+        ["getFlops"]>,
+    Pure, InferTypeOpAdaptor]> {
   let summary = "layer normalization (ONNX LayerNormalization)";
   let description = [{
     Normalizes over the axes from `axis` to the last. `scale` and the
@@ -291,7 +321,10 @@ def Pipe_LayerNormOp : Pipe_Op<"layer_norm", [Pure, InferTypeOpAdaptor]> {
   let hasVerifier = 1;
 }
 
-def Pipe_InstanceNormOp : Pipe_Op<"instance_norm", [Pure, InferTypeOpAdaptor,
+def Pipe_InstanceNormOp : Pipe_Op<"instance_norm", [
+    DeclareOpInterfaceMethods<Pipe_CostOpInterface,
+        ["getFlops"]>,
+    Pure, InferTypeOpAdaptor,
     AllTypesMatch<["scale", "bias"]>]> {
   let summary = "instance normalization (ONNX InstanceNormalization)";
   let description = [{
@@ -312,7 +345,10 @@ def Pipe_InstanceNormOp : Pipe_Op<"instance_norm", [Pure, InferTypeOpAdaptor,
 }
 
 class Pipe_SoftmaxLikeOp<string mnemonic, string onnxName>
-    : Pipe_Op<mnemonic, [Pure, SameOperandsAndResultType,
+    : Pipe_Op<mnemonic, [
+    DeclareOpInterfaceMethods<Pipe_CostOpInterface,
+        ["getFlops"]>,
+    Pure, SameOperandsAndResultType,
                          InferTypeOpInterface]> {
   let summary = onnxName # " along one axis";
   let description = [{
@@ -343,7 +379,10 @@ def Pipe_LogSoftmaxOp : Pipe_SoftmaxLikeOp<"log_softmax", "LogSoftmax">;
 //===----------------------------------------------------------------------===//
 
 class Pipe_ReduceOp<string mnemonic, string onnxName>
-    : Pipe_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
+    : Pipe_Op<mnemonic, [
+    DeclareOpInterfaceMethods<Pipe_CostOpInterface,
+        ["getFlops"]>,
+    Pure, InferTypeOpAdaptor]> {
   let summary = "reduce over axes (ONNX " # onnxName # ")";
   let description = [{
     Reduces over `axes` (non-negative, strictly increasing). The importer
@@ -371,7 +410,10 @@ def Pipe_ReduceMaxOp : Pipe_ReduceOp<"reduce_max", "ReduceMax">;
 //===----------------------------------------------------------------------===//
 
 class Pipe_LossOp<string mnemonic, string onnxName, string what>
-    : Pipe_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
+    : Pipe_Op<mnemonic, [
+    DeclareOpInterfaceMethods<Pipe_CostOpInterface,
+        ["getFlops"]>,
+    Pure, InferTypeOpAdaptor]> {
   let summary = what # " (ONNX " # onnxName # ")";
   let description = [{
     Scores `[N, C, d1..dk]`, integer labels `[N, d1..dk]` and optional class

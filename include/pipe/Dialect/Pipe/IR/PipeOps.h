@@ -16,6 +16,7 @@
 #include "pipe/Dialect/Pipe/IR/PipeDialect.h"
 
 #include "pipe/Dialect/Pipe/IR/PipeEnums.h"
+#include "pipe/Dialect/Pipe/IR/PipeInterfaces.h"
 
 #define GET_ATTRDEF_CLASSES
 #include "pipe/Dialect/Pipe/IR/PipeAttrs.h.inc"

@@ -9,6 +9,7 @@
 
 include "pipe/Dialect/Pipe/IR/PipeDialect.td"
 include "pipe/Dialect/Pipe/IR/PipeAttrs.td"
+include "pipe/Dialect/Pipe/IR/PipeInterfaces.td"
 include "mlir/IR/BuiltinAttributeInterfaces.td"
 include "mlir/IR/OpAsmInterface.td"
 include "mlir/IR/RegionKindInterface.td"

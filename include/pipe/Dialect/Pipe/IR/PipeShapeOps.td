@@ -7,7 +7,10 @@
 #ifndef PIPE_DIALECT_PIPE_IR_PIPESHAPEOPS_TD
 #define PIPE_DIALECT_PIPE_IR_PIPESHAPEOPS_TD
 
-def Pipe_ConstantOp : Pipe_Op<"constant", [Pure, ConstantLike,
+def Pipe_ConstantOp : Pipe_Op<"constant", [
+    DeclareOpInterfaceMethods<Pipe_CostOpInterface,
+        ["getFlops", "getBytesRead", "getBytesWritten"]>,
+    Pure, ConstantLike,
     InferTypeOpAdaptor,
     DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>]> {
   let summary = "a constant tensor";
@@ -26,7 +29,10 @@ def Pipe_ConstantOp : Pipe_Op<"constant", [Pure, ConstantLike,
   let hasVerifier = 1;
 }
 
-def Pipe_ReshapeOp : Pipe_Op<"reshape", [Pure]> {
+def Pipe_ReshapeOp : Pipe_Op<"reshape", [
+    DeclareOpInterfaceMethods<Pipe_CostOpInterface,
+        ["getFlops", "getBytesRead", "getBytesWritten"]>,
+    Pure]> {
   let summary = "reinterpret a tensor with a new static shape";
   let description = [{
     ONNX Reshape, Flatten, Squeeze and Unsqueeze all become this op. The
@@ -43,7 +49,10 @@ def Pipe_ReshapeOp : Pipe_Op<"reshape", [Pure]> {
   let hasFolder = 1;
 }
 
-def Pipe_TransposeOp : Pipe_Op<"transpose", [Pure, InferTypeOpAdaptor]> {
+def Pipe_TransposeOp : Pipe_Op<"transpose", [
+    DeclareOpInterfaceMethods<Pipe_CostOpInterface,
+        ["getFlops"]>,
+    Pure, InferTypeOpAdaptor]> {
   let summary = "permute the axes (ONNX Transpose)";
   let description = [{
     Result axis `i` is input axis `perm[i]`.
@@ -59,7 +68,10 @@ def Pipe_TransposeOp : Pipe_Op<"transpose", [Pure, InferTypeOpAdaptor]> {
   let hasCanonicalizer = 1;
 }
 
-def Pipe_ConcatOp : Pipe_Op<"concat", [Pure, InferTypeOpAdaptor]> {
+def Pipe_ConcatOp : Pipe_Op<"concat", [
+    DeclareOpInterfaceMethods<Pipe_CostOpInterface,
+        ["getFlops"]>,
+    Pure, InferTypeOpAdaptor]> {
   let summary = "join tensors along an axis (ONNX Concat)";
   let description = [{
     ```mlir
@@ -72,7 +84,10 @@ def Pipe_ConcatOp : Pipe_Op<"concat", [Pure, InferTypeOpAdaptor]> {
   let hasFolder = 1;
 }
 
-def Pipe_SplitOp : Pipe_Op<"split", [Pure]> {
+def Pipe_SplitOp : Pipe_Op<"split", [
+    DeclareOpInterfaceMethods<Pipe_CostOpInterface,
+        ["getFlops"]>,
+    Pure]> {
   let summary = "split a tensor along an axis (ONNX Split)";
   let description = [{
     The result types give the size of every piece; they add up to the
@@ -90,7 +105,10 @@ def Pipe_SplitOp : Pipe_Op<"split", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Pipe_SliceOp : Pipe_Op<"slice", [Pure, InferTypeOpAdaptor]> {
+def Pipe_SliceOp : Pipe_Op<"slice", [
+    DeclareOpInterfaceMethods<Pipe_CostOpInterface,
+        ["getFlops", "getBytesRead"]>,
+    Pure, InferTypeOpAdaptor]> {
   let summary = "strided window of a tensor (ONNX Slice)";
   let description = [{
     For every axis: start at `offsets[i]`, take `sizes[i]` elements, stepping
@@ -112,7 +130,10 @@ def Pipe_SliceOp : Pipe_Op<"slice", [Pure, InferTypeOpAdaptor]> {
   let hasFolder = 1;
 }
 
-def Pipe_GatherOp : Pipe_Op<"gather", [Pure, InferTypeOpAdaptor]> {
+def Pipe_GatherOp : Pipe_Op<"gather", [
+    DeclareOpInterfaceMethods<Pipe_CostOpInterface,
+        ["getFlops", "getBytesRead"]>,
+    Pure, InferTypeOpAdaptor]> {
   let summary = "gather slices along an axis by index (ONNX Gather)";
   let description = [{
     The result shape is `data[:axis] + indices + data[axis+1:]`. Negative
@@ -131,7 +152,10 @@ def Pipe_GatherOp : Pipe_Op<"gather", [Pure, InferTypeOpAdaptor]> {
   let hasFolder = 1;
 }
 
-def Pipe_ExpandOp : Pipe_Op<"expand", [Pure]> {
+def Pipe_ExpandOp : Pipe_Op<"expand", [
+    DeclareOpInterfaceMethods<Pipe_CostOpInterface,
+        ["getFlops"]>,
+    Pure]> {
   let summary = "broadcast a tensor to a larger shape (ONNX Expand)";
   let description = [{
     ```mlir
@@ -145,7 +169,10 @@ def Pipe_ExpandOp : Pipe_Op<"expand", [Pure]> {
   let hasFolder = 1;
 }
 
-def Pipe_TileOp : Pipe_Op<"tile", [Pure, InferTypeOpAdaptor]> {
+def Pipe_TileOp : Pipe_Op<"tile", [
+    DeclareOpInterfaceMethods<Pipe_CostOpInterface,
+        ["getFlops"]>,
+    Pure, InferTypeOpAdaptor]> {
   let summary = "repeat a tensor along every axis (ONNX Tile)";
   let description = [{
     ```mlir
@@ -157,7 +184,10 @@ def Pipe_TileOp : Pipe_Op<"tile", [Pure, InferTypeOpAdaptor]> {
   let assemblyFormat = "$input `repeats` $repeats attr-dict `:` type($input)";
 }
 
-def Pipe_PadOp : Pipe_Op<"pad", [Pure, InferTypeOpAdaptor]> {
+def Pipe_PadOp : Pipe_Op<"pad", [
+    DeclareOpInterfaceMethods<Pipe_CostOpInterface,
+        ["getFlops"]>,
+    Pure, InferTypeOpAdaptor]> {
   let summary = "pad a tensor (ONNX Pad)";
   let description = [{
     `pads` holds the begin pads of every axis, then the end pads; negative
@@ -204,7 +234,10 @@ def Pipe_SizeOp : Pipe_Op<"size", [Pure, InferTypeOpAdaptor]> {
   let hasFolder = 1;
 }
 
-def Pipe_TriluOp : Pipe_Op<"trilu", [Pure, SameOperandsAndResultType,
+def Pipe_TriluOp : Pipe_Op<"trilu", [
+    DeclareOpInterfaceMethods<Pipe_CostOpInterface,
+        ["getFlops"]>,
+    Pure, SameOperandsAndResultType,
                                      InferTypeOpInterface]> {
   let summary = "keep the upper or lower triangle (ONNX Trilu)";
   let description = [{

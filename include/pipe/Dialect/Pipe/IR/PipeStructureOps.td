@@ -41,7 +41,10 @@ def Pipe_ParameterOp : Pipe_Op<"parameter", [Symbol]> {
   }];
 }
 
-def Pipe_ParamRefOp : Pipe_Op<"param_ref", [Pure,
+def Pipe_ParamRefOp : Pipe_Op<"param_ref", [
+    DeclareOpInterfaceMethods<Pipe_CostOpInterface,
+        ["getFlops", "getBytesRead", "getBytesWritten"]>,
+    Pure,
     DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "read the current value of a parameter";
   let description = [{

@@ -1,0 +1,31 @@
+//===- PipeInterfaces.h - interfaces of pipe ops ----------------*- C++ -*-===//
+
+#ifndef PIPE_DIALECT_PIPE_IR_PIPEINTERFACES_H
+#define PIPE_DIALECT_PIPE_IR_PIPEINTERFACES_H
+
+#include "mlir/IR/OpDefinition.h"
+
+#include <cstdint>
+#include <initializer_list>
+
+namespace mlir {
+namespace pipe {
+
+/// The elements of `value`, a statically shaped tensor; 0 for anything else.
+int64_t tensorElements(Value value);
+/// The product of `factors`, or INT64_MAX where it would overflow.
+int64_t saturatingProduct(std::initializer_list<int64_t> factors);
+/// a + b, or INT64_MAX where it would overflow.
+int64_t saturatingSum(int64_t a, int64_t b);
+/// The elements of `op`'s results, the bytes of its operands and of its
+/// results: CostOpInterface's defaults.
+int64_t resultElements(Operation *op);
+int64_t operandBytes(Operation *op);
+int64_t resultBytes(Operation *op);
+
+} // namespace pipe
+} // namespace mlir
+
+#include "pipe/Dialect/Pipe/IR/PipeInterfaces.h.inc"
+
+#endif // PIPE_DIALECT_PIPE_IR_PIPEINTERFACES_H

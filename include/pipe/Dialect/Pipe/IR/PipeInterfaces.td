@@ -1,0 +1,38 @@
+//===- PipeInterfaces.td - interfaces of pipe ops ----------*- tablegen -*-===//
+//
+// What the passes and the targets ask of every op, answered where the op is
+// defined: its work, for the planner's cost model.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PIPE_DIALECT_PIPE_IR_PIPEINTERFACES_TD
+#define PIPE_DIALECT_PIPE_IR_PIPEINTERFACES_TD
+
+include "mlir/IR/OpBase.td"
+
+def Pipe_CostOpInterface : OpInterface<"CostOpInterface"> {
+  let cppNamespace = "::mlir::pipe";
+  let description = [{
+    The work of one execution of an op, as the planner's cost model counts
+    it (lib/Plan/Model/CostModel.cpp): its floating-point operations, the
+    bytes it reads and writes, and whether it is a contraction, which runs
+    near a device's matrix peak. Every method has a default: one operation
+    per result element, and every operand read and every result written
+    once. Ops whose work differs declare the methods they answer otherwise
+    and implement them beside their definition. Counts saturate at
+    INT64_MAX rather than overflow.
+  }];
+  let methods = [
+    InterfaceMethod<"The floating-point operations.", "int64_t", "getFlops",
+      (ins), [{}], [{ return ::mlir::pipe::resultElements($_op); }]>,
+    InterfaceMethod<"Whether the op is a contraction (a matrix product or a "
+      "convolution).", "bool", "isContraction", (ins), [{}],
+      [{ return false; }]>,
+    InterfaceMethod<"The bytes the op reads.", "int64_t", "getBytesRead",
+      (ins), [{}], [{ return ::mlir::pipe::operandBytes($_op); }]>,
+    InterfaceMethod<"The bytes the op writes.", "int64_t", "getBytesWritten",
+      (ins), [{}], [{ return ::mlir::pipe::resultBytes($_op); }]>,
+  ];
+}
+
+#endif // PIPE_DIALECT_PIPE_IR_PIPEINTERFACES_TD
