@@ -11,10 +11,7 @@ using namespace mlir;
 using namespace mlir::pipe;
 
 bool mlir::pipe::isElementwise(Operation *op) {
-  return isa<NegOp, AbsOp, ExpOp, LogOp, SqrtOp, ReciprocalOp, ReluOp,
-             SigmoidOp, SoftplusOp, TanhOp, ErfOp, NotOp, LeakyReluOp, EluOp,
-             SeluOp, ClipOp, CastOp, AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp,
-             PowOp, EqualOp, LessOp, GreaterOp, PReluOp, WhereOp>(op);
+  return op->hasTrait<Pointwise>();
 }
 
 SmallVector<SmallVector<Operation *>>

@@ -13,7 +13,8 @@ namespace mlir {
 namespace pipe {
 
 /// Whether `op` computes each result element from the elements at the same
-/// (broadcast) position of its operands, so the emitter may fuse it.
+/// (broadcast) position of its operands, so the emitter may fuse it: the
+/// ops with the Pointwise trait (PipeInterfaces.td).
 bool isElementwise(Operation *op);
 
 /// Splits `ops` (in program order) into steps: runs of elementwise ops that

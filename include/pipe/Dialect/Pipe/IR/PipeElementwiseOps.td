@@ -13,7 +13,8 @@
 
 class Pipe_UnaryOp<string mnemonic, string onnxName, Type operandType,
                    list<Trait> traits = []>
-    : Pipe_Op<mnemonic, traits # [Pure, Elementwise, SameOperandsAndResultType,
+    : Pipe_Op<mnemonic, traits # [Pure, Elementwise, Pipe_Pointwise,
+                                  SameOperandsAndResultType,
                                   InferTypeOpInterface]> {
   let summary = "elementwise " # onnxName;
   let description = [{
@@ -43,8 +44,8 @@ def Pipe_ErfOp : Pipe_UnaryOp<"erf", "Erf", Pipe_FloatTensor>;
 def Pipe_NotOp : Pipe_UnaryOp<"not", "Not", Pipe_BoolTensor>;
 
 class Pipe_UnaryAlphaOp<string mnemonic, string onnxName, string alphaDefault>
-    : Pipe_Op<mnemonic, [Pure, Elementwise, SameOperandsAndResultType,
-                         InferTypeOpInterface]> {
+    : Pipe_Op<mnemonic, [Pure, Elementwise, Pipe_Pointwise,
+                         SameOperandsAndResultType, InferTypeOpInterface]> {
   let summary = "elementwise " # onnxName # " with a slope `alpha`";
   let description = [{
     Applies ONNX `}] # onnxName # [{` to every element.
@@ -62,7 +63,8 @@ class Pipe_UnaryAlphaOp<string mnemonic, string onnxName, string alphaDefault>
 def Pipe_LeakyReluOp : Pipe_UnaryAlphaOp<"leaky_relu", "LeakyRelu", "0.01">;
 def Pipe_EluOp : Pipe_UnaryAlphaOp<"elu", "Elu", "1.0">;
 
-def Pipe_SeluOp : Pipe_Op<"selu", [Pure, Elementwise, SameOperandsAndResultType,
+def Pipe_SeluOp : Pipe_Op<"selu", [Pure, Elementwise, Pipe_Pointwise,
+    SameOperandsAndResultType,
                                    InferTypeOpInterface]> {
   let summary = "elementwise scaled exponential linear unit (ONNX Selu)";
   let description = [{
@@ -79,7 +81,8 @@ def Pipe_SeluOp : Pipe_Op<"selu", [Pure, Elementwise, SameOperandsAndResultType,
   let assemblyFormat = "$input attr-dict `:` type($input)";
 }
 
-def Pipe_ClipOp : Pipe_Op<"clip", [Pure, Elementwise, SameOperandsAndResultType,
+def Pipe_ClipOp : Pipe_Op<"clip", [Pure, Elementwise, Pipe_Pointwise,
+    SameOperandsAndResultType,
                                    InferTypeOpInterface]> {
   let summary = "clamp every element to [min, max] (ONNX Clip)";
   let description = [{
@@ -100,7 +103,7 @@ def Pipe_ClipOp : Pipe_Op<"clip", [Pure, Elementwise, SameOperandsAndResultType,
 def Pipe_CastOp : Pipe_Op<"cast", [
     DeclareOpInterfaceMethods<Pipe_CostOpInterface,
         ["getFlops"]>,
-    Pure, Elementwise, SameOperandsAndResultShape]> {
+    Pure, Elementwise, Pipe_Pointwise, SameOperandsAndResultShape]> {
   let summary = "convert the element type (ONNX Cast)";
   let description = [{
     ```mlir
@@ -120,7 +123,7 @@ def Pipe_CastOp : Pipe_Op<"cast", [
 class Pipe_BroadcastOp<string mnemonic, string onnxName, Type operandType,
                        Type resultType, string resultElement,
                        list<Trait> traits = []>
-    : Pipe_Op<mnemonic, traits # [Pure, InferTypeOpAdaptor]> {
+    : Pipe_Op<mnemonic, traits # [Pure, Pipe_Pointwise, InferTypeOpAdaptor]> {
   let summary = "elementwise " # onnxName # " with numpy broadcasting";
   let description = [{
     ONNX `}] # onnxName # [{`. The operands broadcast to a common shape by
@@ -173,7 +176,7 @@ def Pipe_EqualOp : Pipe_CompareOp<"equal", "Equal">;
 def Pipe_LessOp : Pipe_CompareOp<"less", "Less">;
 def Pipe_GreaterOp : Pipe_CompareOp<"greater", "Greater">;
 
-def Pipe_PReluOp : Pipe_Op<"prelu", [Pure, InferTypeOpAdaptor]> {
+def Pipe_PReluOp : Pipe_Op<"prelu", [Pure, Pipe_Pointwise, InferTypeOpAdaptor]> {
   let summary = "parametric ReLU (ONNX PRelu)";
   let description = [{
     `x < 0 ? slope * x : x`, where `slope` broadcasts to the shape of `x`
@@ -189,7 +192,7 @@ def Pipe_PReluOp : Pipe_Op<"prelu", [Pure, InferTypeOpAdaptor]> {
   let hasVerifier = 1;
 }
 
-def Pipe_WhereOp : Pipe_Op<"where", [Pure, InferTypeOpAdaptor]> {
+def Pipe_WhereOp : Pipe_Op<"where", [Pure, Pipe_Pointwise, InferTypeOpAdaptor]> {
   let summary = "select elements by a condition (ONNX Where)";
   let description = [{
     All three operands broadcast to a common shape by numpy rules.

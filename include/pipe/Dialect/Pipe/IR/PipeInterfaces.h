@@ -23,6 +23,11 @@ int64_t resultElements(Operation *op);
 int64_t operandBytes(Operation *op);
 int64_t resultBytes(Operation *op);
 
+/// Ops whose every result element is computed from the operands' elements
+/// at the same (broadcast) index: Pipe_Pointwise in PipeInterfaces.td.
+template <typename ConcreteType>
+class Pointwise : public OpTrait::TraitBase<ConcreteType, Pointwise> {};
+
 } // namespace pipe
 } // namespace mlir
 

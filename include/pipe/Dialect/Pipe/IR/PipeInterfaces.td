@@ -1,7 +1,8 @@
 //===- PipeInterfaces.td - interfaces of pipe ops ----------*- tablegen -*-===//
 //
 // What the passes and the targets ask of every op, answered where the op is
-// defined: its work, for the planner's cost model.
+// defined: its work, for the planner's cost model, and whether a loop over
+// its result computes it point by point.
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,6 +34,13 @@ def Pipe_CostOpInterface : OpInterface<"CostOpInterface"> {
     InterfaceMethod<"The bytes the op writes.", "int64_t", "getBytesWritten",
       (ins), [{}], [{ return ::mlir::pipe::resultBytes($_op); }]>,
   ];
+}
+
+/// Each element of the result is computed from the operands' elements at
+/// the same index, numpy-broadcast: a chain of such ops is one loop over
+/// the result (the targets fuse them; lib/Target/Common/ElementwiseFusion).
+def Pipe_Pointwise : NativeOpTrait<"Pointwise"> {
+  let cppNamespace = "::mlir::pipe";
 }
 
 #endif // PIPE_DIALECT_PIPE_IR_PIPEINTERFACES_TD
