@@ -123,9 +123,9 @@ private:
   std::map<int64_t, std::vector<Buffer>> stash;
   std::vector<std::vector<Buffer>> spareStashes;
   /// The bytes of each stash index (the forward pass's stash results), and
-  /// of the stashes held now.
+  /// of one microbatch's stash.
   std::vector<int64_t> stashSizes;
-  int64_t stashHeld = 0;
+  int64_t stashBytes = 0;
   /// The stash of `microbatch`, taken from the spares or made.
   std::vector<Buffer> &holdStash(int64_t microbatch);
   /// Gives back the stash of `microbatch` after its backward pass.
@@ -389,8 +389,6 @@ std::vector<Buffer> &StageRunner::holdStash(int64_t microbatch) {
     for (int64_t bytes : stashSizes)
       it->second.emplace_back(bytes);
   }
-  for (int64_t bytes : stashSizes)
-    stashHeld += bytes;
   recordStash();
   return it->second;
 }
@@ -401,8 +399,6 @@ void StageRunner::releaseStash(int64_t microbatch) {
     return;
   spareStashes.push_back(std::move(it->second));
   stash.erase(it);
-  for (int64_t bytes : stashSizes)
-    stashHeld -= bytes;
   recordStash();
 }
 
@@ -416,7 +412,8 @@ void StageRunner::recordStash() {
   std::snprintf(text, sizeof(text),
                 "{\"name\": \"stash of stage %d\", \"ph\": \"C\", "
                 "\"pid\": 0, \"ts\": %.3f, \"args\": {\"bytes\": %lld}},\n",
-                table.index, now, static_cast<long long>(stashHeld));
+                table.index, now,
+                static_cast<long long>(stashBytes * int64_t(stash.size())));
   events += text;
 }
 
@@ -644,6 +641,7 @@ int StageRunner::run(int argc, char **argv) {
       if (size_t(port.index) >= stashSizes.size())
         stashSizes.resize(port.index + 1, 0);
       stashSizes[port.index] = port.bytes();
+      stashBytes += port.bytes();
     }
   // The reduction makes every stage wait for the last to get here: the
   // timelines start together.
