@@ -84,26 +84,12 @@ def Autodiff : Pass<"pipe-autodiff", "::mlir::ModuleOp"> {
     order. Gradient results are named `grad.<parameter>` and carry
     `pipe.grad_of = @<parameter>`.
 
-    Adjoints are accumulated walking @main backwards. Gradients of
-    broadcast operands are summed over the broadcast dimensions. The ops
-    with rules (docs/training.md lists each one's formula):
-    - elementwise: add, sub, mul, div, max, min, pow, where, prelu, neg,
-      abs, relu, leaky_relu, elu, selu, clip, tanh, sigmoid, softplus,
-      exp, log, sqrt, reciprocal, erf, and casts between float types;
-    - softmax, log_softmax, layer_norm, instance_norm, batch_norm and
-      batch_norm_train;
-    - matmul, gemm, conv (grouped, any strides, padding and dilations),
-      max_pool and average_pool (through `pipe.max_pool_grad` and
-      `pipe.average_pool_grad`), global_average_pool;
-    - reduce_sum, reduce_mean, reduce_max;
-    - reshape, transpose, slice (any strides), concat, split, expand,
-      tile, pad (every mode), trilu, gather (any axis);
-    - softmax_cross_entropy and nll_loss (N-D, class weights,
-      ignore_index, every reduction).
-
-    Any
-    other op on a path from a trainable parameter to the loss is an error
-    that names its ONNX node.
+    Adjoints are accumulated walking @main backwards. Each op's adjoints
+    come from its gradient rule, `GradientOpInterface`: the op reference
+    lists the interface on every op that has one, and docs/training.md
+    says where the rules follow PyTorch's choices. An op without a rule on
+    a path from a trainable parameter to the loss is an error that names
+    its ONNX node.
   }];
   let dependentDialects = ["::mlir::pipe::PipeDialect",
                            "::mlir::func::FuncDialect"];

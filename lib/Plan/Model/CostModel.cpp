@@ -17,14 +17,13 @@ OpCost mlir::pipe::estimateOpCost(Operation *op) {
   // Each op says what it costs where it is defined (CostOpInterface); an op
   // of another dialect gets the interface's defaults.
   OpCost cost;
+  cost.flops = opFlops(op);
   if (auto costly = dyn_cast<CostOpInterface>(op)) {
-    cost.flops = costly.getFlops();
     cost.bytesRead = costly.getBytesRead();
     cost.bytesWritten = costly.getBytesWritten();
     cost.contraction = costly.isContraction();
     return cost;
   }
-  cost.flops = resultElements(op);
   cost.bytesRead = operandBytes(op);
   cost.bytesWritten = resultBytes(op);
   return cost;

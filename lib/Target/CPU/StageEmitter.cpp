@@ -125,7 +125,6 @@ private:
   LogicalResult assignStorage(ArrayRef<SmallVector<Operation *>> steps);
   LogicalResult emitFusedLoop(ArrayRef<Operation *> ops);
   LogicalResult emitKernel(Operation *op);
-  void countFlops(Operation *op);
 
   func::FuncOp main;
   std::string name;
@@ -353,34 +352,6 @@ LogicalResult StageEmitterImpl::emitFusedLoop(ArrayRef<Operation *> ops) {
      << "    }\n  }\n";
   ++artifacts.numFusedLoops;
   return success();
-}
-
-void StageEmitterImpl::countFlops(Operation *op) {
-  auto elements = [](Value v) { return tensorType(v).getNumElements(); };
-  llvm::TypeSwitch<Operation *>(op)
-      .Case([&](MatMulOp o) {
-        int64_t k = tensorType(o.getLhs()).getShape().back();
-        artifacts.flops += 2 * elements(o) * k;
-      })
-      .Case([&](GemmOp o) {
-        RankedTensorType a = tensorType(o.getA());
-        artifacts.flops +=
-            2 * elements(o) * a.getDimSize(o.getTransA() ? 0 : 1);
-      })
-      .Case([&](ConvOp o) {
-        RankedTensorType w = tensorType(o.getWeight());
-        artifacts.flops +=
-            2 * elements(o) * (w.getNumElements() / w.getDimSize(0));
-      })
-      .Case([&](ConvTransposeOp o) {
-        artifacts.flops += 2 * elements(o.getInput()) *
-                           (tensorType(o.getWeight()).getNumElements() /
-                            tensorType(o.getWeight()).getDimSize(0));
-      })
-      .Default([&](Operation *o) {
-        for (Value result : o->getResults())
-          artifacts.flops += elements(result);
-      });
 }
 
 //===----------------------------------------------------------------------===//
@@ -727,7 +698,7 @@ LogicalResult StageEmitterImpl::run() {
 
   for (const SmallVector<Operation *> &step : steps) {
     for (Operation *op : step)
-      countFlops(op);
+      artifacts.flops = saturatingSum(artifacts.flops, opFlops(op));
     if (isa<ReshapeOp>(step.front()))
       continue;
     if (failed(isElementwise(step.front()) ? emitFusedLoop(step)

@@ -56,3 +56,9 @@ int64_t mlir::pipe::resultBytes(Operation *op) {
     bytes += tensorBytes(result.getType());
   return bytes;
 }
+
+int64_t mlir::pipe::opFlops(Operation *op) {
+  if (auto costly = dyn_cast<CostOpInterface>(op))
+    return costly.getFlops();
+  return resultElements(op);
+}

@@ -30,22 +30,34 @@ class Pipe_UnaryOp<string mnemonic, string onnxName, Type operandType,
   let assemblyFormat = "$input attr-dict `:` type($input)";
 }
 
-def Pipe_NegOp : Pipe_UnaryOp<"neg", "Neg", Pipe_Tensor>;
-def Pipe_AbsOp : Pipe_UnaryOp<"abs", "Abs", Pipe_Tensor>;
-def Pipe_ExpOp : Pipe_UnaryOp<"exp", "Exp", Pipe_FloatTensor>;
-def Pipe_LogOp : Pipe_UnaryOp<"log", "Log", Pipe_FloatTensor>;
-def Pipe_SqrtOp : Pipe_UnaryOp<"sqrt", "Sqrt", Pipe_FloatTensor>;
-def Pipe_ReciprocalOp : Pipe_UnaryOp<"reciprocal", "Reciprocal", Pipe_FloatTensor>;
-def Pipe_ReluOp : Pipe_UnaryOp<"relu", "Relu", Pipe_Tensor>;
-def Pipe_SigmoidOp : Pipe_UnaryOp<"sigmoid", "Sigmoid", Pipe_FloatTensor>;
-def Pipe_SoftplusOp : Pipe_UnaryOp<"softplus", "Softplus", Pipe_FloatTensor>;
-def Pipe_TanhOp : Pipe_UnaryOp<"tanh", "Tanh", Pipe_FloatTensor>;
-def Pipe_ErfOp : Pipe_UnaryOp<"erf", "Erf", Pipe_FloatTensor>;
+def Pipe_NegOp : Pipe_UnaryOp<"neg", "Neg", Pipe_Tensor,
+                                 [Pipe_Differentiable]>;
+def Pipe_AbsOp : Pipe_UnaryOp<"abs", "Abs", Pipe_Tensor,
+                                 [Pipe_Differentiable]>;
+def Pipe_ExpOp : Pipe_UnaryOp<"exp", "Exp", Pipe_FloatTensor,
+                                 [Pipe_Differentiable]>;
+def Pipe_LogOp : Pipe_UnaryOp<"log", "Log", Pipe_FloatTensor,
+                                 [Pipe_Differentiable]>;
+def Pipe_SqrtOp : Pipe_UnaryOp<"sqrt", "Sqrt", Pipe_FloatTensor,
+                                 [Pipe_Differentiable]>;
+def Pipe_ReciprocalOp : Pipe_UnaryOp<"reciprocal", "Reciprocal", Pipe_FloatTensor,
+                                 [Pipe_Differentiable]>;
+def Pipe_ReluOp : Pipe_UnaryOp<"relu", "Relu", Pipe_Tensor,
+                                 [Pipe_Differentiable]>;
+def Pipe_SigmoidOp : Pipe_UnaryOp<"sigmoid", "Sigmoid", Pipe_FloatTensor,
+                                 [Pipe_Differentiable]>;
+def Pipe_SoftplusOp : Pipe_UnaryOp<"softplus", "Softplus", Pipe_FloatTensor,
+                                 [Pipe_Differentiable]>;
+def Pipe_TanhOp : Pipe_UnaryOp<"tanh", "Tanh", Pipe_FloatTensor,
+                                 [Pipe_Differentiable]>;
+def Pipe_ErfOp : Pipe_UnaryOp<"erf", "Erf", Pipe_FloatTensor,
+                                 [Pipe_Differentiable]>;
 def Pipe_NotOp : Pipe_UnaryOp<"not", "Not", Pipe_BoolTensor>;
 
 class Pipe_UnaryAlphaOp<string mnemonic, string onnxName, string alphaDefault>
-    : Pipe_Op<mnemonic, [Pure, Elementwise, Pipe_Pointwise,
-                         SameOperandsAndResultType, InferTypeOpInterface]> {
+    : Pipe_Op<mnemonic, [Pipe_Differentiable, Pure, Elementwise,
+                         Pipe_Pointwise, SameOperandsAndResultType,
+                         InferTypeOpInterface]> {
   let summary = "elementwise " # onnxName # " with a slope `alpha`";
   let description = [{
     Applies ONNX `}] # onnxName # [{` to every element.
@@ -63,9 +75,8 @@ class Pipe_UnaryAlphaOp<string mnemonic, string onnxName, string alphaDefault>
 def Pipe_LeakyReluOp : Pipe_UnaryAlphaOp<"leaky_relu", "LeakyRelu", "0.01">;
 def Pipe_EluOp : Pipe_UnaryAlphaOp<"elu", "Elu", "1.0">;
 
-def Pipe_SeluOp : Pipe_Op<"selu", [Pure, Elementwise, Pipe_Pointwise,
-    SameOperandsAndResultType,
-                                   InferTypeOpInterface]> {
+def Pipe_SeluOp : Pipe_Op<"selu", [Pipe_Differentiable, Pure, Elementwise,
+    Pipe_Pointwise, SameOperandsAndResultType, InferTypeOpInterface]> {
   let summary = "elementwise scaled exponential linear unit (ONNX Selu)";
   let description = [{
     `gamma * (x > 0 ? x : alpha * (exp(x) - 1))`.
@@ -81,9 +92,8 @@ def Pipe_SeluOp : Pipe_Op<"selu", [Pure, Elementwise, Pipe_Pointwise,
   let assemblyFormat = "$input attr-dict `:` type($input)";
 }
 
-def Pipe_ClipOp : Pipe_Op<"clip", [Pure, Elementwise, Pipe_Pointwise,
-    SameOperandsAndResultType,
-                                   InferTypeOpInterface]> {
+def Pipe_ClipOp : Pipe_Op<"clip", [Pipe_Differentiable, Pure, Elementwise,
+    Pipe_Pointwise, SameOperandsAndResultType, InferTypeOpInterface]> {
   let summary = "clamp every element to [min, max] (ONNX Clip)";
   let description = [{
     Either bound may be absent. The importer turns ONNX's bound inputs, which
@@ -100,7 +110,7 @@ def Pipe_ClipOp : Pipe_Op<"clip", [Pure, Elementwise, Pipe_Pointwise,
   let hasVerifier = 1;
 }
 
-def Pipe_CastOp : Pipe_Op<"cast", [
+def Pipe_CastOp : Pipe_Op<"cast", [Pipe_Differentiable,
     DeclareOpInterfaceMethods<Pipe_CostOpInterface,
         ["getFlops"]>,
     Pure, Elementwise, Pipe_Pointwise, SameOperandsAndResultShape]> {
@@ -155,7 +165,7 @@ class Pipe_BroadcastOp<string mnemonic, string onnxName, Type operandType,
 
 class Pipe_ArithOp<string mnemonic, string onnxName>
     : Pipe_BroadcastOp<mnemonic, onnxName, Pipe_Tensor, Pipe_Tensor,
-                       "::mlir::Type()"> {
+                       "::mlir::Type()", [Pipe_Differentiable]> {
   let hasFolder = 1;
 }
 
@@ -166,7 +176,7 @@ def Pipe_DivOp : Pipe_ArithOp<"div", "Div">;
 def Pipe_MaxOp : Pipe_ArithOp<"max", "Max">;
 def Pipe_MinOp : Pipe_ArithOp<"min", "Min">;
 def Pipe_PowOp : Pipe_BroadcastOp<"pow", "Pow", Pipe_Tensor, Pipe_Tensor,
-                                  "::mlir::Type()">;
+                                  "::mlir::Type()", [Pipe_Differentiable]>;
 
 class Pipe_CompareOp<string mnemonic, string onnxName>
     : Pipe_BroadcastOp<mnemonic, onnxName, Pipe_Tensor, Pipe_BoolTensor,
@@ -176,7 +186,8 @@ def Pipe_EqualOp : Pipe_CompareOp<"equal", "Equal">;
 def Pipe_LessOp : Pipe_CompareOp<"less", "Less">;
 def Pipe_GreaterOp : Pipe_CompareOp<"greater", "Greater">;
 
-def Pipe_PReluOp : Pipe_Op<"prelu", [Pure, Pipe_Pointwise, InferTypeOpAdaptor]> {
+def Pipe_PReluOp : Pipe_Op<"prelu", [Pipe_Differentiable, Pure,
+    Pipe_Pointwise, InferTypeOpAdaptor]> {
   let summary = "parametric ReLU (ONNX PRelu)";
   let description = [{
     `x < 0 ? slope * x : x`, where `slope` broadcasts to the shape of `x`
@@ -192,7 +203,8 @@ def Pipe_PReluOp : Pipe_Op<"prelu", [Pure, Pipe_Pointwise, InferTypeOpAdaptor]> 
   let hasVerifier = 1;
 }
 
-def Pipe_WhereOp : Pipe_Op<"where", [Pure, Pipe_Pointwise, InferTypeOpAdaptor]> {
+def Pipe_WhereOp : Pipe_Op<"where", [Pipe_Differentiable, Pure,
+    Pipe_Pointwise, InferTypeOpAdaptor]> {
   let summary = "select elements by a condition (ONNX Where)";
   let description = [{
     All three operands broadcast to a common shape by numpy rules.

@@ -11,6 +11,8 @@
 namespace mlir {
 namespace pipe {
 
+class GradientBuilder;
+
 /// The elements of `value`, a statically shaped tensor; 0 for anything else.
 int64_t tensorElements(Value value);
 /// The product of `factors`, or INT64_MAX where it would overflow.
@@ -22,6 +24,10 @@ int64_t saturatingSum(int64_t a, int64_t b);
 int64_t resultElements(Operation *op);
 int64_t operandBytes(Operation *op);
 int64_t resultBytes(Operation *op);
+/// The floating-point operations of `op`: CostOpInterface's answer, or its
+/// default for an op without the interface. The planner and the targets
+/// count work through this one place.
+int64_t opFlops(Operation *op);
 
 /// Ops whose every result element is computed from the operands' elements
 /// at the same (broadcast) index: Pipe_Pointwise in PipeInterfaces.td.

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 def Pipe_MatMulOp : Pipe_Op<"matmul", [
+    Pipe_Differentiable,
     DeclareOpInterfaceMethods<Pipe_CostOpInterface,
         ["getFlops", "isContraction"]>,
     Pure, InferTypeOpAdaptor]> {
@@ -31,6 +32,7 @@ def Pipe_MatMulOp : Pipe_Op<"matmul", [
 }
 
 def Pipe_GemmOp : Pipe_Op<"gemm", [
+    Pipe_Differentiable,
     DeclareOpInterfaceMethods<Pipe_CostOpInterface,
         ["getFlops", "isContraction"]>,
     Pure, InferTypeOpAdaptor]> {
@@ -61,6 +63,7 @@ def Pipe_GemmOp : Pipe_Op<"gemm", [
 //===----------------------------------------------------------------------===//
 
 def Pipe_ConvOp : Pipe_Op<"conv", [
+    Pipe_Differentiable,
     DeclareOpInterfaceMethods<Pipe_CostOpInterface,
         ["getFlops", "isContraction"]>,
     Pure, InferTypeOpAdaptor]> {
@@ -119,6 +122,7 @@ def Pipe_ConvTransposeOp : Pipe_Op<"conv_transpose", [
 }
 
 def Pipe_MaxPoolOp : Pipe_Op<"max_pool", [
+    Pipe_Differentiable,
     DeclareOpInterfaceMethods<Pipe_CostOpInterface,
         ["getFlops"]>,
     Pure, InferTypeOpAdaptor]> {
@@ -143,6 +147,7 @@ def Pipe_MaxPoolOp : Pipe_Op<"max_pool", [
 }
 
 def Pipe_AveragePoolOp : Pipe_Op<"average_pool", [
+    Pipe_Differentiable,
     DeclareOpInterfaceMethods<Pipe_CostOpInterface,
         ["getFlops"]>,
     Pure, InferTypeOpAdaptor]> {
@@ -219,6 +224,7 @@ def Pipe_AveragePoolGradOp : Pipe_Op<"average_pool_grad", [Pure]> {
 
 def Pipe_GlobalAveragePoolOp : Pipe_Op<"global_average_pool",
                                        [
+    Pipe_Differentiable,
     DeclareOpInterfaceMethods<Pipe_CostOpInterface,
         ["getFlops"]>,
     Pure, InferTypeOpAdaptor]> {
@@ -238,6 +244,7 @@ def Pipe_GlobalAveragePoolOp : Pipe_Op<"global_average_pool",
 //===----------------------------------------------------------------------===//
 
 def Pipe_BatchNormOp : Pipe_Op<"batch_norm", [
+    Pipe_Differentiable,
     DeclareOpInterfaceMethods<Pipe_CostOpInterface,
         ["getFlops"]>,
     Pure, InferTypeOpAdaptor,
@@ -265,6 +272,7 @@ def Pipe_BatchNormOp : Pipe_Op<"batch_norm", [
 }
 
 def Pipe_BatchNormTrainOp : Pipe_Op<"batch_norm_train", [
+    Pipe_Differentiable,
     DeclareOpInterfaceMethods<Pipe_CostOpInterface,
         ["getFlops"]>,
     Pure,
@@ -297,6 +305,7 @@ def Pipe_BatchNormTrainOp : Pipe_Op<"batch_norm_train", [
 }
 
 def Pipe_LayerNormOp : Pipe_Op<"layer_norm", [
+    Pipe_Differentiable,
     DeclareOpInterfaceMethods<Pipe_CostOpInterface,
         ["getFlops"]>,
     Pure, InferTypeOpAdaptor]> {
@@ -322,6 +331,7 @@ def Pipe_LayerNormOp : Pipe_Op<"layer_norm", [
 }
 
 def Pipe_InstanceNormOp : Pipe_Op<"instance_norm", [
+    Pipe_Differentiable,
     DeclareOpInterfaceMethods<Pipe_CostOpInterface,
         ["getFlops"]>,
     Pure, InferTypeOpAdaptor,
@@ -346,6 +356,7 @@ def Pipe_InstanceNormOp : Pipe_Op<"instance_norm", [
 
 class Pipe_SoftmaxLikeOp<string mnemonic, string onnxName>
     : Pipe_Op<mnemonic, [
+    Pipe_Differentiable,
     DeclareOpInterfaceMethods<Pipe_CostOpInterface,
         ["getFlops"]>,
     Pure, SameOperandsAndResultType,
@@ -380,6 +391,7 @@ def Pipe_LogSoftmaxOp : Pipe_SoftmaxLikeOp<"log_softmax", "LogSoftmax">;
 
 class Pipe_ReduceOp<string mnemonic, string onnxName>
     : Pipe_Op<mnemonic, [
+    Pipe_Differentiable,
     DeclareOpInterfaceMethods<Pipe_CostOpInterface,
         ["getFlops"]>,
     Pure, InferTypeOpAdaptor]> {
@@ -411,6 +423,7 @@ def Pipe_ReduceMaxOp : Pipe_ReduceOp<"reduce_max", "ReduceMax">;
 
 class Pipe_LossOp<string mnemonic, string onnxName, string what>
     : Pipe_Op<mnemonic, [
+    Pipe_Differentiable,
     DeclareOpInterfaceMethods<Pipe_CostOpInterface,
         ["getFlops"]>,
     Pure, InferTypeOpAdaptor]> {

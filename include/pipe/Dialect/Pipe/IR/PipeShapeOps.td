@@ -30,6 +30,7 @@ def Pipe_ConstantOp : Pipe_Op<"constant", [
 }
 
 def Pipe_ReshapeOp : Pipe_Op<"reshape", [
+    Pipe_Differentiable,
     DeclareOpInterfaceMethods<Pipe_CostOpInterface,
         ["getFlops", "getBytesRead", "getBytesWritten"]>,
     Pure]> {
@@ -50,6 +51,7 @@ def Pipe_ReshapeOp : Pipe_Op<"reshape", [
 }
 
 def Pipe_TransposeOp : Pipe_Op<"transpose", [
+    Pipe_Differentiable,
     DeclareOpInterfaceMethods<Pipe_CostOpInterface,
         ["getFlops"]>,
     Pure, InferTypeOpAdaptor]> {
@@ -69,6 +71,7 @@ def Pipe_TransposeOp : Pipe_Op<"transpose", [
 }
 
 def Pipe_ConcatOp : Pipe_Op<"concat", [
+    Pipe_Differentiable,
     DeclareOpInterfaceMethods<Pipe_CostOpInterface,
         ["getFlops"]>,
     Pure, InferTypeOpAdaptor]> {
@@ -85,6 +88,7 @@ def Pipe_ConcatOp : Pipe_Op<"concat", [
 }
 
 def Pipe_SplitOp : Pipe_Op<"split", [
+    Pipe_Differentiable,
     DeclareOpInterfaceMethods<Pipe_CostOpInterface,
         ["getFlops"]>,
     Pure]> {
@@ -106,6 +110,7 @@ def Pipe_SplitOp : Pipe_Op<"split", [
 }
 
 def Pipe_SliceOp : Pipe_Op<"slice", [
+    Pipe_Differentiable,
     DeclareOpInterfaceMethods<Pipe_CostOpInterface,
         ["getFlops", "getBytesRead"]>,
     Pure, InferTypeOpAdaptor]> {
@@ -131,6 +136,7 @@ def Pipe_SliceOp : Pipe_Op<"slice", [
 }
 
 def Pipe_GatherOp : Pipe_Op<"gather", [
+    Pipe_Differentiable,
     DeclareOpInterfaceMethods<Pipe_CostOpInterface,
         ["getFlops", "getBytesRead"]>,
     Pure, InferTypeOpAdaptor]> {
@@ -153,6 +159,7 @@ def Pipe_GatherOp : Pipe_Op<"gather", [
 }
 
 def Pipe_ExpandOp : Pipe_Op<"expand", [
+    Pipe_Differentiable,
     DeclareOpInterfaceMethods<Pipe_CostOpInterface,
         ["getFlops"]>,
     Pure]> {
@@ -170,6 +177,7 @@ def Pipe_ExpandOp : Pipe_Op<"expand", [
 }
 
 def Pipe_TileOp : Pipe_Op<"tile", [
+    Pipe_Differentiable,
     DeclareOpInterfaceMethods<Pipe_CostOpInterface,
         ["getFlops"]>,
     Pure, InferTypeOpAdaptor]> {
@@ -185,6 +193,7 @@ def Pipe_TileOp : Pipe_Op<"tile", [
 }
 
 def Pipe_PadOp : Pipe_Op<"pad", [
+    Pipe_Differentiable,
     DeclareOpInterfaceMethods<Pipe_CostOpInterface,
         ["getFlops"]>,
     Pure, InferTypeOpAdaptor]> {
@@ -235,6 +244,7 @@ def Pipe_SizeOp : Pipe_Op<"size", [Pure, InferTypeOpAdaptor]> {
 }
 
 def Pipe_TriluOp : Pipe_Op<"trilu", [
+    Pipe_Differentiable,
     DeclareOpInterfaceMethods<Pipe_CostOpInterface,
         ["getFlops"]>,
     Pure, SameOperandsAndResultType,
