@@ -16,6 +16,7 @@ config.test_exec_root = os.path.join(config.pipe_obj_root, "test")
 config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs", "Unit"]
 
 config.substitutions.append(("%pipe_src_root", config.pipe_src_root))
+config.substitutions.append(("%pipe_obj_root", config.pipe_obj_root))
 # Debian's Python (numpy, onnx 1.12) for the scripts that make bad models
 # and check plans. What needs PyTorch, onnxruntime, a C++ compiler or MPI is
 # an integration test (integration_test/).

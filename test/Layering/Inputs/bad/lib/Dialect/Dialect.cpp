@@ -1,0 +1,1 @@
+#include "pipe/Dialect/Pipe/IR/PipeOps.h"

@@ -1,0 +1,2 @@
+#include "pipe/Dialect/Pipe/IR/PipeOps.h"
+#include "pipe/Transforms/Passes.h"
