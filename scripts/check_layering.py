@@ -1,12 +1,18 @@
 #!/usr/bin/env python3
 """Checks that the libraries under lib/ depend on each other in one direction.
 
-The layers below are the intended shape of the compiler, lowest first. A
-library may link, and include the headers of, only libraries of lower
-layers (or its own). So the graph has no cycle, the dialect depends on no
-pass, no target links an importer, and weights are read through
-PipeWeights. A library that is not in the table is an error: adding one
-means placing it here.
+The layers below are the intended shape of the compiler, lowest first:
+
+- a library links only libraries of lower layers, so the graph has no
+  cycle and the dialect depends on no pass;
+- its sources and headers (its public headers under include/ and its
+  internal ones beside its sources) include only headers of itself or of
+  libraries it links, directly or through them;
+- no target library reaches an importer: weights are read through
+  PipeWeights.
+
+A library that is not in the table, or that is declared twice, is an
+error: adding one means placing it here.
 
 Usage: check_layering.py [SOURCE_ROOT]   (exit 1 and one line per violation)
 """
@@ -24,7 +30,8 @@ LAYERS = [
     ["PipePipelines", "PipeTargetCPU"],
 ]
 
-# Which library owns a header, by its path under include/ (first match).
+# Which library owns a public header, by its path under include/ (first
+# match wins).
 HEADER_OWNERS = [
     ("pipe/Dialect/", "MLIRPipe"),
     ("pipe/Weights/", "PipeWeights"),
@@ -39,33 +46,54 @@ HEADER_OWNERS = [
     ("pipe/Pipelines/", "PipePipelines"),
 ]
 
-LIBRARY = re.compile(r"add_mlir(?:_dialect)?_library\(\s*(\w+)(.*?)\)", re.S)
-INCLUDE = re.compile(r'^#include "(pipe/[^"]+)"', re.M)
+LIBRARY = re.compile(r"\badd_\w*library\(\s*(\w+)(.*?)\)", re.S)
+INCLUDE = re.compile(r'^#include "([^"]+)"', re.M)
+KEYWORDS = {"ADDITIONAL_HEADER_DIRS", "DEPENDS", "LINK_LIBS", "LINK_COMPONENTS",
+            "PUBLIC", "PRIVATE", "STATIC", "SHARED"}
 
 
-def libraries(root):
-    """{name: (sources with paths, linked pipe libraries)} from lib/."""
+def is_pipe_library(name):
+    return name.startswith("Pipe") or name == "MLIRPipe"
+
+
+def read_libraries(root, errors):
+    """{name: (folder, sources, linked pipe libraries)} from lib/."""
     found = {}
-    for folder, _, files in os.walk(os.path.join(root, "lib")):
+    for folder, _, files in sorted(os.walk(os.path.join(root, "lib"))):
         if "CMakeLists.txt" not in files:
             continue
         with open(os.path.join(folder, "CMakeLists.txt")) as f:
             text = re.sub(r"#.*", "", f.read())
         for name, body in LIBRARY.findall(text):
             words = body.split()
-            links = words[words.index("LINK_LIBS") + 1:] if "LINK_LIBS" in words else []
+            links = []
+            if "LINK_LIBS" in words:
+                links = [w for w in words[words.index("LINK_LIBS") + 1:]
+                         if w not in KEYWORDS and is_pipe_library(w)]
             sources = []
             for word in words:
-                if word in ("ADDITIONAL_HEADER_DIRS", "DEPENDS", "LINK_LIBS"):
+                if word in KEYWORDS:
                     break
                 if word.endswith(".cpp"):
                     sources.append(os.path.join(folder, word))
-            found[name] = (sources, [l for l in links
-                                     if l.startswith("Pipe") or l == "MLIRPipe"])
+            if name in found:
+                errors.append(f"library {name} is declared twice")
+            found[name] = (folder, sources, links)
     return found
 
 
-def owner(header):
+def closure(name, found):
+    """The libraries `name` links, directly or through others."""
+    seen, stack = set(), [name]
+    while stack:
+        for link in found.get(stack.pop(), ("", [], []))[2]:
+            if link not in seen:
+                seen.add(link)
+                stack.append(link)
+    return seen
+
+
+def public_owner(header):
     for prefix, name in HEADER_OWNERS:
         if header.startswith(prefix):
             return name
@@ -73,46 +101,68 @@ def owner(header):
 
 
 def main():
-    root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
-        os.path.dirname(os.path.abspath(__file__)), "..")
+    root = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), ".."))
     layer = {name: i for i, names in enumerate(LAYERS) for name in names}
-    found = libraries(root)
     errors = []
+    found = read_libraries(root, errors)
+    if not found:
+        print(f"no library found under {root}/lib")
+        return 1
+
+    # The files each library is made of: its sources, the internal headers
+    # beside them, and its public headers.
+    files = {name: list(sources) for name, (_, sources, _) in found.items()}
+    folders = {}
+    for name, (folder, sources, _) in found.items():
+        for source in sources:
+            folders.setdefault(os.path.dirname(source), set()).add(name)
+    for folder, names in folders.items():
+        for entry in sorted(os.listdir(folder)):
+            if entry.endswith(".h"):
+                for name in names:
+                    files[name].append(os.path.join(folder, entry))
+    include_root = os.path.join(root, "include")
+    for folder, _, entries in os.walk(include_root):
+        for entry in entries:
+            if entry.endswith(".h"):
+                path = os.path.join(folder, entry)
+                owner = public_owner(os.path.relpath(path, include_root))
+                if owner in files:
+                    files[owner].append(path)
+
     for name in sorted(found):
         if name not in layer:
             errors.append(f"library {name} is in no layer of "
                           "scripts/check_layering.py")
-    for name, (sources, links) in sorted(found.items()):
-        if name not in layer:
             continue
-
-        def allowed(other):
-            return other == name or (other in layer and
-                                     layer[other] < layer[name])
-
+        links = found[name][2]
         for link in links:
-            if not allowed(link):
+            if link not in layer or layer[link] >= layer[name]:
                 errors.append(f"library {name} links {link}, which is not "
                               "below it")
-            if name.startswith("PipeTarget") and link.startswith("PipeImport"):
-                errors.append(f"target {name} links the importer {link}")
-        for source in sources:
-            with open(source) as f:
+        reached = closure(name, found)
+        if name.startswith("PipeTarget"):
+            for other in sorted(reached):
+                if other.startswith("PipeImport"):
+                    errors.append(f"target {name} reaches the importer "
+                                  f"{other}")
+        for path in files[name]:
+            with open(path) as f:
                 text = f.read()
+            where = os.path.relpath(path, root)
             for header in INCLUDE.findall(text):
-                other = owner(header)
-                if other is None:
-                    errors.append(f"{os.path.relpath(source, root)}: header "
-                                  f"'{header}' belongs to no library")
-                elif not allowed(other):
-                    errors.append(f"{os.path.relpath(source, root)} (in "
-                                  f"{name}) includes '{header}' of {other}, "
-                                  "which is not below it")
+                if not header.startswith("pipe/"):
+                    continue
+                owner = public_owner(header)
+                if owner is None:
+                    errors.append(f"{where}: header '{header}' belongs to no "
+                                  "library")
+                elif owner != name and owner not in reached:
+                    errors.append(f"{where} (in {name}) includes '{header}' "
+                                  f"of {owner}, which {name} does not link")
     for error in errors:
         print(error)
-    if not found:
-        print(f"no library found under {root}/lib")
-        return 1
     return 1 if errors else 0
 
 

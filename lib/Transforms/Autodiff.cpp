@@ -3,6 +3,7 @@
 // Walks @main backwards from the loss and applies each op's gradient rule
 // (GradientOpInterface, implemented beside the ops in lib/Dialect/Pipe/IR).
 //
+//===----------------------------------------------------------------------===//
 
 #include "pipe/Dialect/Pipe/IR/GradientBuilder.h"
 #include "pipe/Dialect/Pipe/IR/PipeOps.h"

@@ -12,6 +12,7 @@
 #include "pipe/Plan/PlanDriver.h"
 #include "pipe/Target/CPU/CPUTarget.h"
 #include "pipe/Transforms/Passes.h"
+#include "pipe/Transforms/StagePasses.h"
 
 #include "mlir/Bytecode/BytecodeWriter.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -566,6 +567,7 @@ int main(int argc, char **argv) {
   registerSymbolDCEPass();
   registerInlinerPass();
   pipe::registerPipePasses();
+  pipe::registerPipeStagePasses();
   pipe::registerPipePipelines();
 
   DialectRegistry registry;

@@ -12,6 +12,7 @@
 
 #include "pipe/Plan/PlanDriver.h"
 #include "pipe/Transforms/Passes.h"
+#include "pipe/Transforms/StagePasses.h"
 
 #include "mlir/Pass/PassManager.h"
 

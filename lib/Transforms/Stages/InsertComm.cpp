@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "pipe/Transforms/Passes.h"
+#include "pipe/Transforms/StagePasses.h"
 #include "pipe/Transforms/Stages.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -19,7 +19,7 @@
 namespace mlir {
 namespace pipe {
 #define GEN_PASS_DEF_INSERTCOMM
-#include "pipe/Transforms/Passes.h.inc"
+#include "pipe/Transforms/StagePasses.h.inc"
 } // namespace pipe
 } // namespace mlir
 

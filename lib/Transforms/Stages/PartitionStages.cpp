@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "pipe/Transforms/Passes.h"
+#include "pipe/Transforms/StagePasses.h"
 #include "pipe/Transforms/Stages.h"
 
 #include "pipe/Dialect/Pipe/IR/PipeOps.h"
@@ -19,7 +19,7 @@
 namespace mlir {
 namespace pipe {
 #define GEN_PASS_DEF_PARTITIONSTAGES
-#include "pipe/Transforms/Passes.h.inc"
+#include "pipe/Transforms/StagePasses.h.inc"
 } // namespace pipe
 } // namespace mlir
 

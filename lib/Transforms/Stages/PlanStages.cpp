@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "pipe/Transforms/PlanStages.h"
-#include "pipe/Transforms/Passes.h"
+#include "pipe/Transforms/StagePasses.h"
 
 #include "pipe/Dialect/Pipe/IR/PipeOps.h"
 
@@ -16,7 +16,7 @@
 namespace mlir {
 namespace pipe {
 #define GEN_PASS_DEF_PLANSTAGES
-#include "pipe/Transforms/Passes.h.inc"
+#include "pipe/Transforms/StagePasses.h.inc"
 } // namespace pipe
 } // namespace mlir
 

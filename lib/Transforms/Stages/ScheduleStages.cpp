@@ -1,6 +1,6 @@
 //===- ScheduleStages.cpp - --pipe-schedule: each stage's program ---------===//
 
-#include "pipe/Transforms/Passes.h"
+#include "pipe/Transforms/StagePasses.h"
 
 #include "pipe/Dialect/Pipe/IR/PipeOps.h"
 #include "pipe/Plan/Simulator.h"
@@ -12,7 +12,7 @@
 namespace mlir {
 namespace pipe {
 #define GEN_PASS_DEF_SCHEDULESTAGES
-#include "pipe/Transforms/Passes.h.inc"
+#include "pipe/Transforms/StagePasses.h.inc"
 } // namespace pipe
 } // namespace mlir
 

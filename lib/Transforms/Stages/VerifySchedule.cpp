@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "pipe/Transforms/Passes.h"
+#include "pipe/Transforms/StagePasses.h"
 
 #include "pipe/Dialect/Pipe/IR/PipeOps.h"
 #include "pipe/Plan/ScheduleCheck.h"
@@ -20,7 +20,7 @@
 namespace mlir {
 namespace pipe {
 #define GEN_PASS_DEF_VERIFYSCHEDULE
-#include "pipe/Transforms/Passes.h.inc"
+#include "pipe/Transforms/StagePasses.h.inc"
 } // namespace pipe
 } // namespace mlir
 

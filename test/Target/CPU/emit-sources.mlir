@@ -15,7 +15,7 @@ func.func @main(%x: tensor<4x8xf32> {pipe.name = "x"}) -> (tensor<4x16xf32> {pip
   %a = pipe.add %h, %b : tensor<4x16xf32>, tensor<16xf32>
   %r = pipe.relu %a : tensor<4x16xf32>
   %t = pipe.tanh %r : tensor<4x16xf32>
-  // Two softmaxes: the buffer of the first is reused by the second.
+  // Three softmaxes in a row: a later one reuses an earlier one's buffer.
   %s = pipe.softmax %t axis 1 : tensor<4x16xf32>
   %s2 = pipe.softmax %s axis 1 : tensor<4x16xf32>
   %s3 = pipe.softmax %s2 axis 1 : tensor<4x16xf32>

@@ -1,7 +1,6 @@
 //===- GradientBuilder.cpp - what gradient rules build with ---------------===//
 
 #include "pipe/Dialect/Pipe/IR/GradientBuilder.h"
-#include "pipe/Dialect/Pipe/IR/PipeOps.h"
 
 using namespace mlir;
 using namespace mlir::pipe;

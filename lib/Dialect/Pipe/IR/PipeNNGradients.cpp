@@ -318,9 +318,9 @@ LogicalResult AveragePoolOp::buildGradients(GradientBuilder &g) {
   return success();
 }
 
-template <typename OpTy>
 /// ReduceSum and ReduceMean: the gradient spread back over the reduced
 /// dimensions, divided by their size for the mean.
+template <typename OpTy>
 static LogicalResult reduceGradients(OpTy o, GradientBuilder &g) {
   Value grad = g.grad();
   auto inputType = g.typeOf(o.getInput());

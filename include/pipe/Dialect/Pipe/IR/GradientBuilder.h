@@ -68,7 +68,7 @@ public:
 
   /// A splat constant of `type`'s shape (scalar when `scalar`).
   Value constant(RankedTensorType type, double value, bool scalar = true);
-  /// Sums `grad` over the dimensions broadcast to reach it from `shape`.
+  /// Sums `grad` over the dimensions broadcast to reach it from `target`.
   Value unbroadcast(Value grad, RankedTensorType target);
   /// An integer constant of `element` (i32 or i64) and `shape` holding
   /// `values`.

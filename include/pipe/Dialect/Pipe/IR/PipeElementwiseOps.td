@@ -11,8 +11,9 @@
 // Unary ops
 //===----------------------------------------------------------------------===//
 
+/// Differentiable unless `traits` says otherwise.
 class Pipe_UnaryOp<string mnemonic, string onnxName, Type operandType,
-                   list<Trait> traits = []>
+                   list<Trait> traits = [Pipe_Differentiable]>
     : Pipe_Op<mnemonic, traits # [Pure, Elementwise, Pipe_Pointwise,
                                   SameOperandsAndResultType,
                                   InferTypeOpInterface]> {
@@ -30,29 +31,19 @@ class Pipe_UnaryOp<string mnemonic, string onnxName, Type operandType,
   let assemblyFormat = "$input attr-dict `:` type($input)";
 }
 
-def Pipe_NegOp : Pipe_UnaryOp<"neg", "Neg", Pipe_Tensor,
-                                 [Pipe_Differentiable]>;
-def Pipe_AbsOp : Pipe_UnaryOp<"abs", "Abs", Pipe_Tensor,
-                                 [Pipe_Differentiable]>;
-def Pipe_ExpOp : Pipe_UnaryOp<"exp", "Exp", Pipe_FloatTensor,
-                                 [Pipe_Differentiable]>;
-def Pipe_LogOp : Pipe_UnaryOp<"log", "Log", Pipe_FloatTensor,
-                                 [Pipe_Differentiable]>;
-def Pipe_SqrtOp : Pipe_UnaryOp<"sqrt", "Sqrt", Pipe_FloatTensor,
-                                 [Pipe_Differentiable]>;
-def Pipe_ReciprocalOp : Pipe_UnaryOp<"reciprocal", "Reciprocal", Pipe_FloatTensor,
-                                 [Pipe_Differentiable]>;
-def Pipe_ReluOp : Pipe_UnaryOp<"relu", "Relu", Pipe_Tensor,
-                                 [Pipe_Differentiable]>;
-def Pipe_SigmoidOp : Pipe_UnaryOp<"sigmoid", "Sigmoid", Pipe_FloatTensor,
-                                 [Pipe_Differentiable]>;
-def Pipe_SoftplusOp : Pipe_UnaryOp<"softplus", "Softplus", Pipe_FloatTensor,
-                                 [Pipe_Differentiable]>;
-def Pipe_TanhOp : Pipe_UnaryOp<"tanh", "Tanh", Pipe_FloatTensor,
-                                 [Pipe_Differentiable]>;
-def Pipe_ErfOp : Pipe_UnaryOp<"erf", "Erf", Pipe_FloatTensor,
-                                 [Pipe_Differentiable]>;
-def Pipe_NotOp : Pipe_UnaryOp<"not", "Not", Pipe_BoolTensor>;
+def Pipe_NegOp : Pipe_UnaryOp<"neg", "Neg", Pipe_Tensor>;
+def Pipe_AbsOp : Pipe_UnaryOp<"abs", "Abs", Pipe_Tensor>;
+def Pipe_ExpOp : Pipe_UnaryOp<"exp", "Exp", Pipe_FloatTensor>;
+def Pipe_LogOp : Pipe_UnaryOp<"log", "Log", Pipe_FloatTensor>;
+def Pipe_SqrtOp : Pipe_UnaryOp<"sqrt", "Sqrt", Pipe_FloatTensor>;
+def Pipe_ReciprocalOp
+    : Pipe_UnaryOp<"reciprocal", "Reciprocal", Pipe_FloatTensor>;
+def Pipe_ReluOp : Pipe_UnaryOp<"relu", "Relu", Pipe_Tensor>;
+def Pipe_SigmoidOp : Pipe_UnaryOp<"sigmoid", "Sigmoid", Pipe_FloatTensor>;
+def Pipe_SoftplusOp : Pipe_UnaryOp<"softplus", "Softplus", Pipe_FloatTensor>;
+def Pipe_TanhOp : Pipe_UnaryOp<"tanh", "Tanh", Pipe_FloatTensor>;
+def Pipe_ErfOp : Pipe_UnaryOp<"erf", "Erf", Pipe_FloatTensor>;
+def Pipe_NotOp : Pipe_UnaryOp<"not", "Not", Pipe_BoolTensor, []>;
 
 class Pipe_UnaryAlphaOp<string mnemonic, string onnxName, string alphaDefault>
     : Pipe_Op<mnemonic, [Pipe_Differentiable, Pure, Elementwise,

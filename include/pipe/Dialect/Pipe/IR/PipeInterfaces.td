@@ -44,9 +44,10 @@ def Pipe_GradientOpInterface : OpInterface<"GradientOpInterface"> {
     while it walks the function backwards. Given the adjoints of the op's
     results (a zero tensor for a result the loss does not read), the rule
     builds the adjoints of its operands with the GradientBuilder, at the
-    builder's insertion point and the op's location. An op without this interface, or whose rule
-    fails, has no gradient: autodiff reports it when the op lies between a
-    trainable parameter and the loss.
+    builder's insertion point and the op's location. An op without this
+    interface, or whose rule declines (fails), has no gradient: autodiff
+    reports it when the op lies between a trainable parameter and the
+    loss.
 
     The rules are implemented by op family beside the ops' definitions:
     PipeElementwiseGradients.cpp, PipeNNGradients.cpp and
@@ -66,7 +67,8 @@ def Pipe_GradientOpInterface : OpInterface<"GradientOpInterface"> {
 }
 
 /// Shorthand for an op that implements its gradient rule.
-defvar Pipe_Differentiable = DeclareOpInterfaceMethods<Pipe_GradientOpInterface>;
+defvar Pipe_Differentiable =
+    DeclareOpInterfaceMethods<Pipe_GradientOpInterface>;
 
 /// Each element of the result is computed from the operands' elements at
 /// the same index, numpy-broadcast: a chain of such ops is one loop over

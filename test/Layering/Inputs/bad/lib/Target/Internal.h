@@ -1,0 +1,1 @@
+#include "pipe/Plan/PlanDriver.h"
