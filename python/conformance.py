@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""ONNX backend node tests through the CPU target.
+"""ONNX backend tests through the CPU target.
 
 For every case of Debian's libonnx-testdata (model.onnx plus
 test_data_set_*/{input,output}_N.pb), compiles the model with
@@ -12,8 +12,14 @@ and the report counts those by reason. A selected case that fails is a
 failure unless the expected-failures file lists it with a reason; a listed
 case that passes is reported too, so the list cannot go stale.
 
-    /usr/bin/python3 python/conformance.py [--cases GLOB] [--jobs N]
-        [--expected-failures FILE] [--pipe-opt PATH] [--work DIR]
+    /usr/bin/python3 python/conformance.py [--suites node,pytorch]
+        [--cases GLOB] [--jobs N] [--expected-failures FILE]
+        [--pipe-opt PATH] [--work DIR]
+
+Suites: `node` (ONNX's operator tests, data/node; a case is named
+test_...), `pytorch` (PyTorch's exported modules and operators, most at
+opset 6: data/pytorch-converted and data/pytorch-operator; a case is named
+pytorch-converted/test_...).
 
 Prints `N passed, N failed` last; exits non-zero on any unexpected result.
 """
@@ -37,7 +43,14 @@ import onnx
 from onnx import numpy_helper
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DATA = "/usr/share/libonnx-testdata/data/node"
+DATA = "/usr/share/libonnx-testdata/data"
+SUITES = {"node": ["node"],
+          "pytorch": ["pytorch-converted", "pytorch-operator"]}
+
+
+def case_dir(case: str) -> str:
+    """Node cases are named bare, others by their folder."""
+    return os.path.join(DATA, case if "/" in case else os.path.join("node", case))
 
 
 def load_expected(path: str) -> dict[str, str]:
@@ -58,8 +71,8 @@ def load_expected(path: str) -> dict[str, str]:
 
 def run_case(case: str, pipe_opt: str, work: str) -> tuple[str, str, str]:
     """Returns (case, status, detail); status is pass, fail or skip."""
-    model_path = os.path.join(DATA, case, "model.onnx")
-    out = os.path.join(work, case)
+    model_path = os.path.join(case_dir(case), "model.onnx")
+    out = os.path.join(work, case.replace("/", "_"))
     shutil.rmtree(out, ignore_errors=True)
     proc = subprocess.run([pipe_opt, model_path, "--emit=binaries", "-o", out],
                           capture_output=True, text=True)
@@ -79,7 +92,7 @@ def run_case(case: str, pipe_opt: str, work: str) -> tuple[str, str, str]:
     initializers = {t.name for t in model.graph.initializer}
     inputs = [i.name for i in model.graph.input if i.name not in initializers]
     outputs = [o.name for o in model.graph.output]
-    sets = sorted(glob.glob(os.path.join(DATA, case, "test_data_set_*")))
+    sets = sorted(glob.glob(os.path.join(case_dir(case), "test_data_set_*")))
     for data_set in sets:
         in_dir = os.path.join(out, "in", os.path.basename(data_set))
         out_dir = os.path.join(out, "out", os.path.basename(data_set))
@@ -119,6 +132,8 @@ def run_case(case: str, pipe_opt: str, work: str) -> tuple[str, str, str]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--suites", default="node",
+                        help="comma-separated: " + ", ".join(SUITES))
     parser.add_argument("--cases", default="*", help="glob over case names")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--expected-failures", default=os.path.join(
@@ -129,8 +144,16 @@ def main() -> int:
     args = parser.parse_args()
 
     expected = load_expected(args.expected_failures)
-    cases = sorted(c for c in os.listdir(DATA)
-                   if fnmatch.fnmatch(c, args.cases))
+    cases = []
+    for suite in args.suites.split(","):
+        if suite not in SUITES:
+            raise SystemExit(f"unknown suite '{suite}'")
+        for folder in SUITES[suite]:
+            for name in os.listdir(os.path.join(DATA, folder)):
+                case = name if folder == "node" else f"{folder}/{name}"
+                if fnmatch.fnmatch(case, args.cases):
+                    cases.append(case)
+    cases.sort()
     work = args.work or tempfile.mkdtemp(prefix="pipe-conformance-")
     results = []
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:

@@ -5,6 +5,7 @@
 #include "onnx/checker.h"
 #include "onnx/defs/schema.h"
 #include "onnx/shape_inference/implementation.h"
+#include "onnx/version_converter/convert.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringSet.h"
@@ -83,6 +84,120 @@ static std::string runShapeInference(const onnx::ModelProto &model,
   return error;
 }
 
+/// The rank of value `name` as shape inference left it (or an
+/// initializer's), or -1.
+static int rankOf(const onnx::GraphProto &graph, const std::string &name) {
+  for (const auto *infos : {&graph.input(), &graph.value_info()})
+    for (const onnx::ValueInfoProto &info : *infos)
+      if (info.name() == name && info.type().tensor_type().has_shape())
+        return info.type().tensor_type().shape().dim_size();
+  for (const onnx::TensorProto &tensor : graph.initializer())
+    if (tensor.name() == name)
+      return tensor.dims_size();
+  return -1;
+}
+
+/// The extent of dimension `dim` of value `name`, or -1.
+static int64_t extentOf(const onnx::GraphProto &graph, const std::string &name,
+                        int dim) {
+  for (const auto *infos : {&graph.input(), &graph.value_info()})
+    for (const onnx::ValueInfoProto &info : *infos)
+      if (info.name() == name && info.type().tensor_type().has_shape() &&
+          dim < info.type().tensor_type().shape().dim_size())
+        return info.type().tensor_type().shape().dim(dim).dim_value();
+  for (const onnx::TensorProto &tensor : graph.initializer())
+    if (tensor.name() == name && dim < tensor.dims_size())
+      return tensor.dims(dim);
+  return -1;
+}
+
+/// Whether `node` has attribute `name`, and its integer value.
+static std::optional<int64_t> intAttribute(const onnx::NodeProto &node,
+                                           const std::string &name) {
+  for (const onnx::AttributeProto &attr : node.attribute())
+    if (attr.name() == name)
+      return attr.i();
+  return std::nullopt;
+}
+
+/// Before opset 7, a binary op with `broadcast` aligned its second operand
+/// at `axis`, and PRelu applied a one-dimensional slope [C] along axis 1;
+/// numpy broadcasting, which the version converter assumes, aligns with
+/// the last axes. Unsqueezing such an operand with trailing ones to reach
+/// the first's last axis keeps the meaning across the conversion.
+static void alignLegacyBroadcasts(onnx::GraphProto &graph) {
+  static const llvm::StringSet<> binary = {"Add",   "Sub",     "Mul", "Div",
+                                           "Pow",   "And",     "Or",  "Xor",
+                                           "Equal", "Greater", "Less"};
+  std::vector<onnx::NodeProto> nodes(graph.node().begin(), graph.node().end());
+  graph.clear_node();
+  for (onnx::NodeProto &node : nodes) {
+    int lhsRank = node.input_size() == 2 ? rankOf(graph, node.input(0)) : -1;
+    int rhsRank = node.input_size() == 2 ? rankOf(graph, node.input(1)) : -1;
+    int axis = -1;
+    if (binary.contains(node.op_type()) && intAttribute(node, "broadcast"))
+      axis = intAttribute(node, "axis").value_or(lhsRank - rhsRank);
+    else if (node.op_type() == "PRelu" && rhsRank == 1 && lhsRank > 2 &&
+             extentOf(graph, node.input(1), 0) > 1 &&
+             extentOf(graph, node.input(1), 0) ==
+                 extentOf(graph, node.input(0), 1))
+      axis = 1;
+    if (lhsRank >= 0 && rhsRank >= 0 && axis >= 0 && axis + rhsRank < lhsRank) {
+      std::string name = node.name() + "." + node.input(1) + ".aligned";
+      onnx::NodeProto *unsqueeze = graph.add_node();
+      unsqueeze->set_op_type("Unsqueeze");
+      unsqueeze->set_name(name);
+      unsqueeze->add_input(node.input(1));
+      unsqueeze->add_output(name);
+      onnx::AttributeProto *axes = unsqueeze->add_attribute();
+      axes->set_name("axes");
+      axes->set_type(onnx::AttributeProto::INTS);
+      for (int d = rhsRank; d < lhsRank - axis; ++d)
+        axes->add_ints(d);
+      node.set_input(1, name);
+      auto *attrs = node.mutable_attribute();
+      for (int i = attrs->size() - 1; i >= 0; --i)
+        if (attrs->Get(i).name() == "axis")
+          attrs->DeleteSubrange(i, 1);
+    }
+    *graph.add_node() = node;
+  }
+}
+
+/// Models of opsets 1 to 6, PyTorch's early exports (`broadcast`
+/// attributes, BatchNormalization's `is_test`, channel-wise PRelu), are
+/// converted to opset 9 by ONNX's own version converter. Its adapters
+/// need shapes, so ONNX shape inference runs first, and again after the
+/// broadcasts are aligned.
+static std::string upgradeLegacyModel(onnx::ModelProto &model,
+                                      llvm::StringRef path) {
+  int64_t opset = getDefaultOpset(model);
+  // An op the opset does not define is the importer's to report.
+  for (const onnx::NodeProto &node : model.graph().node())
+    if ((node.domain().empty() || node.domain() == "ai.onnx") &&
+        !onnx::OpSchemaRegistry::Schema(node.op_type(),
+                                        static_cast<int>(opset)))
+      return "";
+  std::string error;
+  llvm::CrashRecoveryContext::Enable();
+  llvm::CrashRecoveryContext recovery;
+  bool finished = recovery.RunSafely([&] {
+    try {
+      onnx::shape_inference::InferShapes(model);
+      alignLegacyBroadcasts(*model.mutable_graph());
+      onnx::shape_inference::InferShapes(model);
+      model = onnx::version_conversion::ConvertVersion(model, 9);
+    } catch (const std::exception &exception) {
+      error = llvm::StringRef(exception.what()).trim().str();
+    }
+  });
+  if (!finished || !error.empty())
+    return "'" + path.str() + "' is a model of opset " + std::to_string(opset) +
+           ", which ONNX's version converter cannot bring to opset 9" +
+           (error.empty() ? std::string() : ": " + error);
+  return "";
+}
+
 std::string mlir::pipe::loadONNXModel(llvm::StringRef path, bool check,
                                       onnx::ModelProto &model) {
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
@@ -137,6 +252,11 @@ std::string mlir::pipe::loadONNXModel(llvm::StringRef path, bool check,
   // A model without the default domain only holds ops of other domains;
   // the importer reports them as unsupported.
   int64_t opset = getDefaultOpset(model);
+  if (opset >= 1 && opset < 7) {
+    if (std::string error = upgradeLegacyModel(model, path); !error.empty())
+      return error;
+    opset = getDefaultOpset(model);
+  }
   if (!check || opset < 0 || opset > getMaxKnownOpset())
     return "";
   try {

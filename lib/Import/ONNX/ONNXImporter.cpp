@@ -11,12 +11,15 @@
 #include "ONNXImporterImpl.h"
 #include "pipe/Weights/ONNXModelLoader.h"
 
+#include "onnx/defs/schema.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 
 using namespace mlir;
@@ -25,6 +28,32 @@ using namespace mlir::pipe;
 /// The newest opset of the default domain whose ops the importers know
 /// (docs/import.md); a newer one may change what an op means.
 static constexpr int64_t kMaxOpset = 21;
+
+/// No device pipe targets holds a tensor this large (1 TiB): a shape past
+/// it is a mistake in the model or in --input-shape, found at import
+/// rather than when a stage fails to allocate.
+static constexpr int64_t kMaxTensorBytes = int64_t(1) << 40;
+
+/// The bytes of `type`, saturating at INT64_MAX.
+static int64_t byteSize(RankedTensorType type) {
+  int64_t bytes = llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+  for (int64_t extent : type.getShape())
+    bytes = saturatingProduct({bytes, std::max<int64_t>(extent, 0)});
+  return bytes;
+}
+
+/// `bytes` in binary units with one decimal: "1.5 GiB".
+static std::string formatSize(int64_t bytes) {
+  static const char *const units[] = {"B",   "KiB", "MiB", "GiB",
+                                      "TiB", "PiB", "EiB"};
+  double value = static_cast<double>(bytes);
+  unsigned unit = 0;
+  while (value >= 1024 && unit + 1 < std::size(units)) {
+    value /= 1024;
+    ++unit;
+  }
+  return llvm::formatv("{0:f1} {1}", value, units[unit]).str();
+}
 
 /// Constants with more elements than this become resource blobs.
 static constexpr int64_t kMaxInlineElements = 256;
@@ -137,10 +166,17 @@ public:
 private:
   InFlightDiagnostic emitError() { return mlir::emitError(fileLoc); }
   LogicalResult checkSupportedOps();
+  /// `type`, or an error naming the `role` `name` when no device could
+  /// hold it.
+  FailureOr<RankedTensorType> checkSize(RankedTensorType type, StringRef role,
+                                        StringRef name);
   FailureOr<RankedTensorType> importValueType(const onnx::ValueInfoProto &info,
                                               bool isInput);
   FailureOr<Value> importInitializer(const onnx::TensorProto &tensor);
   DenseElementsAttr resolveConstant(Value value);
+  /// A constant of `value` in place of `result`, which a node computed from
+  /// constants (named `name`); erases the ops that computed it.
+  Value foldedConstant(Value result, DenseElementsAttr value, StringRef name);
   LogicalResult importNode(const onnx::NodeProto &node, unsigned index);
   Location nodeLocation(const onnx::NodeProto &node, unsigned index);
   void eraseFoldedInitializers(func::FuncOp function);
@@ -232,7 +268,8 @@ GraphImporter::importValueType(const onnx::ValueInfoProto &info, bool isInput) {
                            << info.name() << "', which the model fixes to "
                            << dim.dim_value();
     }
-    return RankedTensorType::get(override->second, element);
+    return checkSize(RankedTensorType::get(override->second, element), role,
+                     info.name());
   }
   if (!tensor.has_shape())
     return emitError() << role << " '" << info.name()
@@ -257,7 +294,18 @@ GraphImporter::importValueType(const onnx::ValueInfoProto &info, bool isInput) {
          << "=d0,d1,...";
     return diag;
   }
-  return RankedTensorType::get(shape, element);
+  return checkSize(RankedTensorType::get(shape, element), role, info.name());
+}
+
+FailureOr<RankedTensorType> GraphImporter::checkSize(RankedTensorType type,
+                                                     StringRef role,
+                                                     StringRef name) {
+  if (type.hasStaticShape() && byteSize(type) > kMaxTensorBytes)
+    return emitError() << role << " '" << name << "' of type " << type
+                       << " needs " << formatSize(byteSize(type))
+                       << ", more than any device holds ("
+                       << formatSize(kMaxTensorBytes) << ")";
+  return type;
 }
 
 FailureOr<Value>
@@ -329,6 +377,25 @@ Location GraphImporter::nodeLocation(const onnx::NodeProto &node,
                       NameLoc::get(builder.getStringAttr(node.op_type())));
 }
 
+/// Whether `attr` of `node` holds the default value that the op's schema
+/// at `opset` gives it.
+static bool isSchemaDefault(const onnx::NodeProto &node,
+                            const onnx::AttributeProto &attr, int64_t opset) {
+  const onnx::OpSchema *schema = onnx::OpSchemaRegistry::Schema(
+      node.op_type(), static_cast<int>(opset), node.domain());
+  if (!schema)
+    return false;
+  auto it = schema->attributes().find(attr.name());
+  if (it == schema->attributes().end() || !it->second.default_value.has_type())
+    return false;
+  onnx::AttributeProto value = attr, expected = it->second.default_value;
+  value.clear_name();
+  value.clear_doc_string();
+  expected.clear_name();
+  expected.clear_doc_string();
+  return value.SerializeAsString() == expected.SerializeAsString();
+}
+
 LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
                                         unsigned index) {
   Location loc = nodeLocation(node, index);
@@ -388,15 +455,30 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
     return failure();
   // An attribute the importer never read would be ignored, and the node
   // would mean something else (past opset 17 the checker does not catch
-  // an attribute the op does not have).
+  // an attribute the op does not have). One that spells out the schema's
+  // default means nothing else.
   for (const onnx::AttributeProto &attr : node.attribute())
-    if (!nodeContext.askedFor.contains(attr.name()))
+    if (!nodeContext.askedFor.contains(attr.name()) &&
+        !isSchemaDefault(node, attr, opset))
       return nodeContext.emitError() << "has attribute '" << attr.name()
                                      << "', which pipe does not read for "
                                      << node.op_type() << " at opset " << opset;
   for (const std::string &name : node.output())
     if (!name.empty())
       definedBy[name] = "node '" + cast<NameLoc>(loc).getName().str() + "'";
+  // A node that reads constants only is evaluated now: exporters leave
+  // such subgraphs (a class token's Expand shape, computed by Equal ->
+  // Where), which later nodes may read as shapes and no target should
+  // compute at run time. Trainable parameters are never constants.
+  bool foldable =
+      node.input_size() > 0 &&
+      llvm::all_of(nodeContext.presentInputs(), [](Value input) {
+        Operation *op = input.getDefiningOp();
+        return isa_and_present<ConstantOp>(op) ||
+               (isa_and_present<ParamRefOp>(op) &&
+                !isa<FloatType>(
+                    cast<RankedTensorType>(input.getType()).getElementType()));
+      });
   for (auto [i, name] : llvm::enumerate(node.output())) {
     if (name.empty())
       continue;
@@ -408,9 +490,49 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
                << "output " << i << " ('" << name << "') is not supported";
       continue;
     }
+    auto type = cast<RankedTensorType>(result.getType());
+    if (byteSize(type) > kMaxTensorBytes)
+      return nodeContext.emitError()
+             << "output " << i << " ('" << name << "') of type " << type
+             << " needs " << formatSize(byteSize(type))
+             << ", more than any device holds (" << formatSize(kMaxTensorBytes)
+             << ")";
+    if (foldable && !result.getDefiningOp<ConstantOp>())
+      if (DenseElementsAttr value = nodeContext.constantValue(result))
+        result = foldedConstant(result, value, name);
     values[name] = result;
   }
   return success();
+}
+
+Value GraphImporter::foldedConstant(Value result, DenseElementsAttr value,
+                                    StringRef name) {
+  Operation *producer = result.getDefiningOp();
+  ElementsAttr elements = value;
+  // Large results go out of line, like large initializers.
+  if (!value.isSplat() && !value.getElementType().isInteger(1) &&
+      value.getNumElements() > kMaxInlineElements) {
+    ArrayRef<char> raw = value.getRawData();
+    elements = makeElements(cast<RankedTensorType>(value.getType()), name,
+                            std::string(raw.data(), raw.size()));
+  }
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointAfter(producer);
+  Value folded =
+      ConstantOp::create(builder, producer->getLoc(), elements).getResult();
+  // The node's ops that computed it are dead. Its inputs, constants that
+  // other nodes may name, stay (unused ones are erased at the end).
+  SmallVector<Operation *> worklist = {producer};
+  while (!worklist.empty()) {
+    Operation *op = worklist.pop_back_val();
+    if (!op->use_empty() || !isPure(op) || isa<ParamRefOp, ConstantOp>(op))
+      continue;
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp())
+        worklist.push_back(def);
+    op->erase();
+  }
+  return folded;
 }
 
 /// Initializers that nodes read only as constant attributes (a Dropout

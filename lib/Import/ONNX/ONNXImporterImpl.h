@@ -72,6 +72,9 @@ public:
 
   /// The value of input `i` when it is a constant, else null.
   DenseElementsAttr constantInput(unsigned i) const;
+  /// The value of `value` when it is computed from constants only (through
+  /// the ops' folders), else null.
+  DenseElementsAttr constantValue(Value value) const;
   /// Input `i` as a list of integers; emits an error naming `what` when it
   /// is not a constant.
   FailureOr<SmallVector<int64_t>> constantInts(unsigned i, StringRef what);

@@ -195,10 +195,12 @@ static LogicalResult importBatchNorm(NodeContext &ctx) {
     operands.push_back(ctx.input(i));
   SmallVector<NamedAttribute> attrs = {b.getNamedAttr(
       "epsilon", b.getF32FloatAttr(ctx.getFloat("epsilon", 1e-5f)))};
+  // Momentum only updates the running statistics, which inference reads
+  // and does not update.
+  float momentum = ctx.getFloat("momentum", 0.9f);
   if (!training)
     return setResult(ctx, createValue<BatchNormOp>(ctx, operands, attrs));
-  attrs.push_back(b.getNamedAttr(
-      "momentum", b.getF32FloatAttr(ctx.getFloat("momentum", 0.9f))));
+  attrs.push_back(b.getNamedAttr("momentum", b.getF32FloatAttr(momentum)));
   FailureOr<BatchNormTrainOp> op =
       ctx.create<BatchNormTrainOp>(operands, attrs);
   if (failed(op))

@@ -112,6 +112,10 @@ DenseElementsAttr NodeContext::constantInput(unsigned i) const {
   return evaluateConstant(input(i), resolveConstant);
 }
 
+DenseElementsAttr NodeContext::constantValue(Value value) const {
+  return evaluateConstant(value, resolveConstant);
+}
+
 FailureOr<SmallVector<int64_t>> NodeContext::constantInts(unsigned i,
                                                           StringRef what) {
   DenseElementsAttr attr = constantInput(i);

@@ -63,7 +63,64 @@ func.func @div_by_zero() -> tensor<2xi64> {
 
 // -----
 
-// Float arithmetic is not folded, but identities are.
+// Elementwise ops on constants fold, floats in their own precision (the
+// functions through double, rounded): arithmetic, comparisons into
+// booleans, selection, logical not, unary functions and clip.
+// CHECK-LABEL: func @constant_elementwise
+// CHECK-DAG: %[[FA:.*]] = pipe.constant dense<[1.500000e+00, 4.500000e+00]> : tensor<2xf32>
+// CHECK-DAG: %[[FD:.*]] = pipe.constant dense<[2.500000e-01, 1.250000e+00]> : tensor<2xf32>
+// CHECK-DAG: %[[EQ:.*]] = pipe.constant dense<[false, true, false]> : tensor<3xi1>
+// CHECK-DAG: %[[LT:.*]] = pipe.constant dense<[true, false]> : tensor<2xi1>
+// CHECK-DAG: %[[GT:.*]] = pipe.constant dense<[false, false, true]> : tensor<3xi1>
+// CHECK-DAG: %[[W:.*]] = pipe.constant dense<[7, 2, 7]> : tensor<3xi64>
+// CHECK-DAG: %[[NOT:.*]] = pipe.constant dense<[false, true]> : tensor<2xi1>
+// CHECK-DAG: %[[EXP:.*]] = pipe.constant dense<[2.71828175, 7.3890562]> : tensor<2xf32>
+// CHECK-DAG: %[[SQRT:.*]] = pipe.constant dense<[1.000000e+00, 2.000000e+00]> : tensor<2xf32>
+// CHECK-DAG: %[[NEG:.*]] = pipe.constant dense<[-1, -2, -3]> : tensor<3xi64>
+// CHECK-DAG: %[[RELU:.*]] = pipe.constant dense<[0.000000e+00, 2.500000e+00]> : tensor<2xf32>
+// CHECK-DAG: %[[POW:.*]] = pipe.constant dense<[1.000000e+00, 8.000000e+00]> : tensor<2xf32>
+// CHECK-DAG: %[[CLIP:.*]] = pipe.constant dense<[0.000000e+00, 2.000000e+00]> : tensor<2xf32>
+// CHECK: return %[[FA]], %[[FD]], %[[EQ]], %[[LT]], %[[GT]], %[[W]], %[[NOT]], %[[EXP]], %[[SQRT]], %[[NEG]], %[[RELU]], %[[POW]], %[[CLIP]]
+func.func @constant_elementwise()
+    -> (tensor<2xf32>, tensor<2xf32>, tensor<3xi1>, tensor<2xi1>, tensor<3xi1>,
+        tensor<3xi64>, tensor<2xi1>, tensor<2xf32>, tensor<2xf32>, tensor<3xi64>,
+        tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) {
+  %a = pipe.constant dense<[0.5, 2.5]> : tensor<2xf32>
+  %b = pipe.constant dense<[1.0, 2.0]> : tensor<2xf32>
+  %two = pipe.constant dense<2.0> : tensor<f32>
+  %i = pipe.constant dense<[1, 2, 3]> : tensor<3xi64>
+  %k = pipe.constant dense<2> : tensor<i64>
+  %seven = pipe.constant dense<7> : tensor<i64>
+  %fa = pipe.add %a, %b : tensor<2xf32>, tensor<2xf32>
+  %fd = pipe.div %a, %two : tensor<2xf32>, tensor<f32>
+  %eq = pipe.equal %i, %k : tensor<3xi64>, tensor<i64>
+  %lt = pipe.less %a, %b : tensor<2xf32>, tensor<2xf32>
+  %gt = pipe.greater %i, %k : tensor<3xi64>, tensor<i64>
+  %w = pipe.where %eq, %i, %seven : tensor<3xi1>, tensor<3xi64>, tensor<i64>
+  %not = pipe.not %lt : tensor<2xi1>
+  %exp = pipe.exp %b : tensor<2xf32>
+  %sq = pipe.mul %b, %b : tensor<2xf32>, tensor<2xf32>
+  %sqrt = pipe.sqrt %sq : tensor<2xf32>
+  %neg = pipe.neg %i : tensor<3xi64>
+  %m = pipe.sub %b, %two : tensor<2xf32>, tensor<f32>
+  %r = pipe.mul %m, %m : tensor<2xf32>, tensor<2xf32>
+  %relu0 = pipe.neg %r : tensor<2xf32>
+  %relu1 = pipe.add %relu0, %a : tensor<2xf32>, tensor<2xf32>
+  %relu = pipe.relu %relu1 : tensor<2xf32>
+  %three = pipe.constant dense<3.0> : tensor<f32>
+  %pow = pipe.pow %b, %three : tensor<2xf32>, tensor<f32>
+  %c = pipe.mul %b, %two : tensor<2xf32>, tensor<f32>
+  %cm = pipe.sub %c, %two : tensor<2xf32>, tensor<f32>
+  %clip = pipe.clip %cm {min = 0.0 : f64, max = 2.0 : f64} : tensor<2xf32>
+  return %fa, %fd, %eq, %lt, %gt, %w, %not, %exp, %sqrt, %neg, %relu, %pow, %clip
+      : tensor<2xf32>, tensor<2xf32>, tensor<3xi1>, tensor<2xi1>, tensor<3xi1>,
+        tensor<3xi64>, tensor<2xi1>, tensor<2xf32>, tensor<2xf32>, tensor<3xi64>,
+        tensor<2xf32>, tensor<2xf32>, tensor<2xf32>
+}
+
+// -----
+
+// Arithmetic on a function argument is not folded, but identities are.
 // CHECK-LABEL: func @float_identities
 // CHECK-SAME: (%[[X:.*]]: tensor<2x3xf32>)
 // CHECK: %[[B:.*]] = pipe.add %[[X]], %{{.*}} : tensor<2x3xf32>, tensor<3xf32>

@@ -1,8 +1,11 @@
 //===- PipeFolds.cpp - folders of the pipe dialect ------------------------===//
 //
-// Folds that are obviously right: identities, and constant evaluation of the
-// small integer tensors that shape arithmetic produces (Shape -> Gather ->
-// Unsqueeze -> Concat -> Reshape chains of exported models).
+// Folds that are obviously right: identities, and constant evaluation of
+// small tensors: the shape arithmetic of exported models (Shape -> Gather ->
+// Unsqueeze -> Concat -> Reshape chains), and the elementwise ops over
+// constants that exporters leave (a class token's Expand shape computed by
+// Equal -> Where). Floating-point functions are evaluated in double
+// precision and rounded to the element type.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,10 +14,13 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 
+#include <cmath>
+#include <type_traits>
+
 using namespace mlir;
 using namespace mlir::pipe;
 
-/// Constant evaluation is for shape arithmetic; leave large tensors alone.
+/// Constant evaluation is for small tensors; leave large ones alone.
 static constexpr int64_t kMaxFoldedElements = 1 << 14;
 
 static DenseElementsAttr smallDense(Attribute attr) {
@@ -52,29 +58,79 @@ static int64_t broadcastSource(int64_t linear, ArrayRef<int64_t> result,
 // Elementwise arithmetic
 //===----------------------------------------------------------------------===//
 
-/// Evaluates an integer binary op on constants, with broadcasting. `fn`
-/// returns nothing where the op is undefined (division by zero).
-static Attribute foldIntegerBinary(
-    ArrayRef<Attribute> operands, RankedTensorType resultType,
-    function_ref<std::optional<APInt>(const APInt &, const APInt &)> fn) {
-  DenseElementsAttr lhs = smallDense(operands[0]);
-  DenseElementsAttr rhs = smallDense(operands[1]);
-  if (!lhs || !rhs || !isa<IntegerType>(resultType.getElementType()) ||
-      resultType.getNumElements() > kMaxFoldedElements)
+/// Evaluates a pointwise op on constant operands of element type `In`
+/// (APInt or APFloat), with numpy broadcasting: `fn` maps the operands'
+/// elements at one index to the result's, or to nothing where the op is
+/// undefined there (integer division by zero).
+template <typename In, typename Out>
+static Attribute
+foldPointwise(ArrayRef<Attribute> operands, RankedTensorType resultType,
+              function_ref<std::optional<Out>(ArrayRef<In>)> fn) {
+  if (resultType.getNumElements() > kMaxFoldedElements)
     return {};
-  SmallVector<APInt> lhsValues(lhs.getValues<APInt>());
-  SmallVector<APInt> rhsValues(rhs.getValues<APInt>());
-  ArrayRef<int64_t> shape = resultType.getShape();
-  SmallVector<APInt> values;
-  for (int64_t i = 0, e = resultType.getNumElements(); i < e; ++i) {
-    std::optional<APInt> value =
-        fn(lhsValues[broadcastSource(i, shape, lhs.getType().getShape())],
-           rhsValues[broadcastSource(i, shape, rhs.getType().getShape())]);
-    if (!value)
+  SmallVector<SmallVector<In>> values;
+  SmallVector<ArrayRef<int64_t>> shapes;
+  for (Attribute operand : operands) {
+    DenseElementsAttr dense = smallDense(operand);
+    constexpr bool isInt = std::is_same_v<In, APInt>;
+    if (!dense || (isInt ? !isa<IntegerType>(dense.getElementType())
+                         : !isa<FloatType>(dense.getElementType())))
       return {};
-    values.push_back(*value);
+    values.emplace_back(dense.getValues<In>());
+    shapes.push_back(dense.getType().getShape());
   }
-  return DenseElementsAttr::get(resultType, values);
+  ArrayRef<int64_t> shape = resultType.getShape();
+  SmallVector<Out> results;
+  SmallVector<In> args;
+  for (int64_t i = 0, e = resultType.getNumElements(); i < e; ++i) {
+    args.clear();
+    for (auto [operand, operandShape] : llvm::zip(values, shapes))
+      args.push_back(operand[broadcastSource(i, shape, operandShape)]);
+    std::optional<Out> result = fn(args);
+    if (!result)
+      return {};
+    results.push_back(*result);
+  }
+  return DenseElementsAttr::get(resultType, results);
+}
+
+/// A floating-point op in the operands' own precision.
+static Attribute foldFloat(ArrayRef<Attribute> operands,
+                           RankedTensorType resultType,
+                           function_ref<APFloat(ArrayRef<APFloat>)> fn) {
+  return foldPointwise<APFloat, APFloat>(
+      operands, resultType,
+      [&](ArrayRef<APFloat> x) -> std::optional<APFloat> { return fn(x); });
+}
+
+/// A floating-point function evaluated in double precision and rounded to
+/// the element type, as the runtime's libm would within an ulp.
+static Attribute foldFloatMath(ArrayRef<Attribute> operands,
+                               RankedTensorType resultType,
+                               function_ref<double(ArrayRef<double>)> fn) {
+  return foldFloat(operands, resultType, [&](ArrayRef<APFloat> x) {
+    SmallVector<double> args;
+    for (const APFloat &value : x)
+      args.push_back(value.convertToDouble());
+    APFloat result(fn(args));
+    bool losesInfo;
+    result.convert(x[0].getSemantics(), APFloat::rmNearestTiesToEven,
+                   &losesInfo);
+    return result;
+  });
+}
+
+/// An arithmetic op on integers (`intFn`) or floats (`floatFn`).
+static Attribute foldArith(
+    ArrayRef<Attribute> operands, RankedTensorType resultType,
+    function_ref<std::optional<APInt>(const APInt &, const APInt &)> intFn,
+    function_ref<APFloat(const APFloat &, const APFloat &)> floatFn) {
+  if (isa<FloatType>(resultType.getElementType()))
+    return foldFloat(operands, resultType,
+                     [&](ArrayRef<APFloat> x) { return floatFn(x[0], x[1]); });
+  return foldPointwise<APInt, APInt>(
+      operands, resultType,
+      [&](ArrayRef<APInt> x) { return intFn(x[0], x[1]); });
 }
 
 /// Returns `value` when `constant` is a splat of `identity` that leaves it
@@ -102,17 +158,19 @@ OpFoldResult AddOp::fold(FoldAdaptor adaptor) {
     return v;
   if (Value v = foldIdentityOperand(getRhs(), adaptor.getLhs(), 0, getType()))
     return v;
-  return foldIntegerBinary(
+  return foldArith(
       adaptor.getOperands(), getType(),
-      [](const APInt &a, const APInt &b) { return a + b; });
+      [](const APInt &a, const APInt &b) { return a + b; },
+      [](const APFloat &a, const APFloat &b) { return a + b; });
 }
 
 OpFoldResult SubOp::fold(FoldAdaptor adaptor) {
   if (Value v = foldIdentityOperand(getLhs(), adaptor.getRhs(), 0, getType()))
     return v;
-  return foldIntegerBinary(
+  return foldArith(
       adaptor.getOperands(), getType(),
-      [](const APInt &a, const APInt &b) { return a - b; });
+      [](const APInt &a, const APInt &b) { return a - b; },
+      [](const APFloat &a, const APFloat &b) { return a - b; });
 }
 
 OpFoldResult MulOp::fold(FoldAdaptor adaptor) {
@@ -120,34 +178,179 @@ OpFoldResult MulOp::fold(FoldAdaptor adaptor) {
     return v;
   if (Value v = foldIdentityOperand(getRhs(), adaptor.getLhs(), 1, getType()))
     return v;
-  return foldIntegerBinary(
+  return foldArith(
       adaptor.getOperands(), getType(),
-      [](const APInt &a, const APInt &b) { return a * b; });
+      [](const APInt &a, const APInt &b) { return a * b; },
+      [](const APFloat &a, const APFloat &b) { return a * b; });
 }
 
 OpFoldResult DivOp::fold(FoldAdaptor adaptor) {
   if (Value v = foldIdentityOperand(getLhs(), adaptor.getRhs(), 1, getType()))
     return v;
   // ONNX integer division truncates toward zero, like APInt::sdiv.
-  return foldIntegerBinary(
+  return foldArith(
       adaptor.getOperands(), getType(),
       [](const APInt &a, const APInt &b) -> std::optional<APInt> {
         if (b.isZero())
           return std::nullopt;
         return a.sdiv(b);
-      });
+      },
+      [](const APFloat &a, const APFloat &b) { return a / b; });
 }
 
 OpFoldResult MaxOp::fold(FoldAdaptor adaptor) {
-  return foldIntegerBinary(
+  return foldArith(
       adaptor.getOperands(), getType(),
-      [](const APInt &a, const APInt &b) { return a.sge(b) ? a : b; });
+      [](const APInt &a, const APInt &b) { return a.sge(b) ? a : b; },
+      [](const APFloat &a, const APFloat &b) { return llvm::maximum(a, b); });
 }
 
 OpFoldResult MinOp::fold(FoldAdaptor adaptor) {
-  return foldIntegerBinary(
+  return foldArith(
       adaptor.getOperands(), getType(),
-      [](const APInt &a, const APInt &b) { return a.sle(b) ? a : b; });
+      [](const APInt &a, const APInt &b) { return a.sle(b) ? a : b; },
+      [](const APFloat &a, const APFloat &b) { return llvm::minimum(a, b); });
+}
+
+OpFoldResult PowOp::fold(FoldAdaptor adaptor) {
+  if (getLhs().getType().getElementType() !=
+      getRhs().getType().getElementType())
+    return {};
+  return foldFloatMath(adaptor.getOperands(), getType(),
+                       [](ArrayRef<double> x) { return std::pow(x[0], x[1]); });
+}
+
+/// A comparison of integers or floats into booleans.
+static Attribute foldCompare(ArrayRef<Attribute> operands,
+                             RankedTensorType resultType,
+                             function_ref<bool(int)> holds) {
+  auto dense = dyn_cast_if_present<DenseElementsAttr>(operands[0]);
+  auto toBit = [](bool value) { return APInt(1, value); };
+  if (dense && isa<FloatType>(dense.getElementType()))
+    return foldPointwise<APFloat, APInt>(
+        operands, resultType, [&](ArrayRef<APFloat> x) -> std::optional<APInt> {
+          APFloat::cmpResult order = x[0].compare(x[1]);
+          if (order == APFloat::cmpUnordered)
+            return toBit(false);
+          return toBit(holds(order == APFloat::cmpLessThan      ? -1
+                             : order == APFloat::cmpGreaterThan ? 1
+                                                                : 0));
+        });
+  return foldPointwise<APInt, APInt>(
+      operands, resultType, [&](ArrayRef<APInt> x) -> std::optional<APInt> {
+        return toBit(holds(x[0].slt(x[1]) ? -1 : x[0].sgt(x[1]) ? 1 : 0));
+      });
+}
+
+OpFoldResult EqualOp::fold(FoldAdaptor adaptor) {
+  return foldCompare(adaptor.getOperands(), getType(),
+                     [](int order) { return order == 0; });
+}
+
+OpFoldResult LessOp::fold(FoldAdaptor adaptor) {
+  return foldCompare(adaptor.getOperands(), getType(),
+                     [](int order) { return order < 0; });
+}
+
+OpFoldResult GreaterOp::fold(FoldAdaptor adaptor) {
+  return foldCompare(adaptor.getOperands(), getType(),
+                     [](int order) { return order > 0; });
+}
+
+OpFoldResult NotOp::fold(FoldAdaptor adaptor) {
+  return foldPointwise<APInt, APInt>(
+      adaptor.getOperands(), getType(),
+      [](ArrayRef<APInt> x) -> std::optional<APInt> { return ~x[0]; });
+}
+
+OpFoldResult WhereOp::fold(FoldAdaptor adaptor) {
+  DenseElementsAttr condition = smallDense(adaptor.getCondition());
+  DenseElementsAttr lhs = smallDense(adaptor.getLhs());
+  DenseElementsAttr rhs = smallDense(adaptor.getRhs());
+  RankedTensorType type = getType();
+  if (!condition || !lhs || !rhs || type.getNumElements() > kMaxFoldedElements)
+    return {};
+  // Select through the attributes' own elements, whatever their type.
+  SmallVector<bool> choose(condition.getValues<bool>());
+  SmallVector<Attribute> left(lhs.getValues<Attribute>());
+  SmallVector<Attribute> right(rhs.getValues<Attribute>());
+  ArrayRef<int64_t> shape = type.getShape();
+  SmallVector<Attribute> values;
+  for (int64_t i = 0, e = type.getNumElements(); i < e; ++i)
+    values.push_back(
+        choose[broadcastSource(i, shape, condition.getType().getShape())]
+            ? left[broadcastSource(i, shape, lhs.getType().getShape())]
+            : right[broadcastSource(i, shape, rhs.getType().getShape())]);
+  return DenseElementsAttr::get(type, values);
+}
+
+/// A unary op on integers (`intFn`, null where it has no integer form) or
+/// floats (`floatFn`, evaluated in double precision).
+static Attribute foldUnary(Attribute operand, RankedTensorType type,
+                           function_ref<double(double)> floatFn,
+                           function_ref<APInt(const APInt &)> intFn = {}) {
+  if (isa<FloatType>(type.getElementType()))
+    return foldFloatMath(operand, type,
+                         [&](ArrayRef<double> x) { return floatFn(x[0]); });
+  if (!intFn)
+    return {};
+  return foldPointwise<APInt, APInt>(
+      operand, type,
+      [&](ArrayRef<APInt> x) -> std::optional<APInt> { return intFn(x[0]); });
+}
+
+OpFoldResult NegOp::fold(FoldAdaptor adaptor) {
+  return foldUnary(
+      adaptor.getInput(), getType(), [](double x) { return -x; },
+      [](const APInt &x) { return -x; });
+}
+
+OpFoldResult AbsOp::fold(FoldAdaptor adaptor) {
+  return foldUnary(
+      adaptor.getInput(), getType(), [](double x) { return std::fabs(x); },
+      [](const APInt &x) { return x.abs(); });
+}
+
+OpFoldResult ReluOp::fold(FoldAdaptor adaptor) {
+  return foldUnary(
+      adaptor.getInput(), getType(), [](double x) { return x > 0 ? x : 0.0; },
+      [](const APInt &x) {
+        return x.isNegative() ? APInt(x.getBitWidth(), 0) : x;
+      });
+}
+
+/// The floating-point functions, folded through `foldUnary`.
+#define PIPE_FOLD_FLOAT_FUNCTION(OP, EXPR)                                    \
+  OpFoldResult OP::fold(FoldAdaptor adaptor) {                                 \
+    return foldUnary(adaptor.getInput(), getType(),                            \
+                     [](double x) -> double { return EXPR; });                 \
+  }
+PIPE_FOLD_FLOAT_FUNCTION(ExpOp, std::exp(x))
+PIPE_FOLD_FLOAT_FUNCTION(LogOp, std::log(x))
+PIPE_FOLD_FLOAT_FUNCTION(SqrtOp, std::sqrt(x))
+PIPE_FOLD_FLOAT_FUNCTION(ReciprocalOp, 1.0 / x)
+PIPE_FOLD_FLOAT_FUNCTION(SigmoidOp, 1.0 / (1.0 + std::exp(-x)))
+PIPE_FOLD_FLOAT_FUNCTION(SoftplusOp, x > 0 ? x + std::log1p(std::exp(-x))
+                                           : std::log1p(std::exp(x)))
+PIPE_FOLD_FLOAT_FUNCTION(TanhOp, std::tanh(x))
+PIPE_FOLD_FLOAT_FUNCTION(ErfOp, std::erf(x))
+#undef PIPE_FOLD_FLOAT_FUNCTION
+
+OpFoldResult ClipOp::fold(FoldAdaptor adaptor) {
+  std::optional<APFloat> min = getMin(), max = getMax();
+  double low = min ? min->convertToDouble() : -INFINITY;
+  double high = max ? max->convertToDouble() : INFINITY;
+  return foldUnary(
+      adaptor.getInput(), getType(),
+      [&](double x) { return std::min(std::max(x, low), high); },
+      [&](const APInt &x) {
+        int64_t value = x.getSExtValue();
+        if (min)
+          value = std::max<int64_t>(value, static_cast<int64_t>(low));
+        if (max)
+          value = std::min<int64_t>(value, static_cast<int64_t>(high));
+        return APInt(x.getBitWidth(), value, /*isSigned=*/true);
+      });
 }
 
 OpFoldResult CastOp::fold(FoldAdaptor adaptor) {

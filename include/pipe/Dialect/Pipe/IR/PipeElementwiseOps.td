@@ -29,6 +29,7 @@ class Pipe_UnaryOp<string mnemonic, string onnxName, Type operandType,
   let arguments = (ins operandType:$input);
   let results = (outs operandType:$output);
   let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasFolder = 1;
 }
 
 def Pipe_NegOp : Pipe_UnaryOp<"neg", "Neg", Pipe_Tensor>;
@@ -99,6 +100,7 @@ def Pipe_ClipOp : Pipe_Op<"clip", [Pipe_Differentiable, Pure, Elementwise,
   let results = (outs Pipe_Tensor:$output);
   let assemblyFormat = "$input attr-dict `:` type($input)";
   let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
 def Pipe_CastOp : Pipe_Op<"cast", [Pipe_Differentiable,
@@ -167,11 +169,15 @@ def Pipe_DivOp : Pipe_ArithOp<"div", "Div">;
 def Pipe_MaxOp : Pipe_ArithOp<"max", "Max">;
 def Pipe_MinOp : Pipe_ArithOp<"min", "Min">;
 def Pipe_PowOp : Pipe_BroadcastOp<"pow", "Pow", Pipe_Tensor, Pipe_Tensor,
-                                  "::mlir::Type()", [Pipe_Differentiable]>;
+                                  "::mlir::Type()", [Pipe_Differentiable]> {
+  let hasFolder = 1;
+}
 
 class Pipe_CompareOp<string mnemonic, string onnxName>
     : Pipe_BroadcastOp<mnemonic, onnxName, Pipe_Tensor, Pipe_BoolTensor,
-                       "::mlir::IntegerType::get(context, 1)">;
+                       "::mlir::IntegerType::get(context, 1)"> {
+  let hasFolder = 1;
+}
 
 def Pipe_EqualOp : Pipe_CompareOp<"equal", "Equal">;
 def Pipe_LessOp : Pipe_CompareOp<"less", "Less">;
@@ -207,6 +213,7 @@ def Pipe_WhereOp : Pipe_Op<"where", [Pipe_Differentiable, Pure,
   let arguments = (ins Pipe_BoolTensor:$condition, Pipe_Tensor:$lhs,
                        Pipe_Tensor:$rhs);
   let results = (outs Pipe_Tensor:$output);
+  let hasFolder = 1;
   let assemblyFormat = [{
     $condition `,` $lhs `,` $rhs attr-dict `:` type($condition) `,` type($lhs)
     `,` type($rhs)
