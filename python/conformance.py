@@ -50,7 +50,8 @@ SUITES = {"node": ["node"],
 
 def case_dir(case: str) -> str:
     """Node cases are named bare, others by their folder."""
-    return os.path.join(DATA, case if "/" in case else os.path.join("node", case))
+    return os.path.join(
+        DATA, case if "/" in case else os.path.join("node", case))
 
 
 def load_expected(path: str) -> dict[str, str]:
