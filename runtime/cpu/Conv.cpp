@@ -1,9 +1,11 @@
-//===- Conv.cpp - N-D grouped convolution and transposed convolution ------===//
+//===- Conv.cpp - N-D grouped convolution, its transpose and weight grad --===//
 //
 // conv: per (sample, group), im2col into [C/group * prod(k), prod(out)] and
 // one gemm with the group's weights [M/group, C/group * prod(k)].
 // convTranspose: per (sample, group), one gemm W^T X into
 // [M/group * prod(k), prod(in)], then col2im scatters it into the output.
+// convWeightGrad: per (sample, group), im2col as for conv and one gemm
+// dY_g col^T into [M/group, C/group * prod(k)], summed over the samples.
 // Pointwise cases (1x..x1 kernels, unit strides, no pads) skip the copies.
 //
 //===----------------------------------------------------------------------===//
@@ -167,6 +169,45 @@ void addBias(const T *bias, T *y, int64_t batch, int64_t channels,
   }
 }
 
+/// The geometry of a convolution whose window reads `in` with `kernel`
+/// into `out`, all three shapes with their two leading extents (batch and
+/// channels, or filters and channels).
+Geometry makeGeometry(int spatial, const int64_t *in, const int64_t *kernel,
+                      const int64_t *out, const int64_t *strides,
+                      const int64_t *pads, const int64_t *dilations) {
+  return Geometry{spatial,
+                  in + 2,
+                  kernel + 2,
+                  out + 2,
+                  strides,
+                  pads,
+                  dilations,
+                  product(in + 2, spatial),
+                  product(kernel + 2, spatial),
+                  product(out + 2, spatial)};
+}
+
+/// Calls `fn(b, gi, columns)` for each sample b and group gi of x
+/// [N, C, in...], with the group's im2col columns [C/group * prod(k),
+/// prod(out)] (the input itself where the window is the identity).
+template <typename T, typename Fn>
+void forEachGroupColumns(const T *x, int64_t n, int64_t c, int64_t group,
+                         const Geometry &g, const int64_t *pads, Fn fn) {
+  int64_t cg = c / group;
+  bool pointwise =
+      g.spatial == 0 || (isPointwise(g.spatial, g.kernel, g.strides, pads) &&
+                         g.inSize == g.outSize);
+  std::vector<T> col(pointwise ? 0 : cg * g.kernelSize * g.outSize);
+  for (int64_t b = 0; b < n; ++b) {
+    for (int64_t gi = 0; gi < group; ++gi) {
+      const T *xg = x + (b * c + gi * cg) * g.inSize;
+      if (!pointwise)
+        im2col(xg, cg, g, col.data());
+      fn(b, gi, pointwise ? xg : col.data());
+    }
+  }
+}
+
 } // namespace
 
 template <typename T>
@@ -174,38 +215,18 @@ void conv(const T *x, const int64_t *xShape, const T *w, const int64_t *wShape,
           const T *bias, T *y, const int64_t *yShape, int spatial,
           const int64_t *strides, const int64_t *pads, const int64_t *dilations,
           int64_t group) {
-  int64_t n = xShape[0], c = xShape[1], m = wShape[0], cg = wShape[1];
-  int64_t mg = m / group;
-  Geometry g{spatial,
-             xShape + 2,
-             wShape + 2,
-             yShape + 2,
-             strides,
-             pads,
-             dilations,
-             product(xShape + 2, spatial),
-             product(wShape + 2, spatial),
-             product(yShape + 2, spatial)};
-  int64_t rows = cg * g.kernelSize;
+  int64_t n = xShape[0], c = xShape[1], m = wShape[0], mg = m / group;
+  Geometry g =
+      makeGeometry(spatial, xShape, wShape, yShape, strides, pads, dilations);
+  int64_t rows = wShape[1] * g.kernelSize;
   if (n * m * g.outSize == 0)
     return;
-  bool pointwise =
-      spatial == 0 ||
-      (isPointwise(spatial, g.kernel, strides, pads) && g.inSize == g.outSize);
-  std::vector<T> col(pointwise ? 0 : rows * g.outSize);
-  for (int64_t b = 0; b < n; ++b) {
-    for (int64_t gi = 0; gi < group; ++gi) {
-      const T *xg = x + (b * c + gi * cg) * g.inSize;
-      const T *source = xg;
-      if (!pointwise) {
-        im2col(xg, cg, g, col.data());
-        source = col.data();
-      }
-      gemm<T>(w + gi * mg * rows, source, nullptr, nullptr, 0,
-              y + (b * m + gi * mg) * g.outSize, mg, g.outSize, rows, false,
-              false, T(1), T(0));
-    }
-  }
+  forEachGroupColumns(x, n, c, group, g, pads,
+                      [&](int64_t b, int64_t gi, const T *columns) {
+                        gemm<T>(w + gi * mg * rows, columns, nullptr, nullptr,
+                                0, y + (b * m + gi * mg) * g.outSize, mg,
+                                g.outSize, rows, false, false, T(1), T(0));
+                      });
   addBias(bias, y, n, m, g.outSize);
 }
 
@@ -218,16 +239,8 @@ void convTranspose(const T *x, const int64_t *xShape, const T *w,
   int64_t n = xShape[0], c = xShape[1], mg = wShape[1];
   int64_t m = mg * group, cg = c / group;
   // Seen from col2im, the output is the windowed side and x has the columns.
-  Geometry g{spatial,
-             yShape + 2,
-             wShape + 2,
-             xShape + 2,
-             strides,
-             pads,
-             dilations,
-             product(yShape + 2, spatial),
-             product(wShape + 2, spatial),
-             product(xShape + 2, spatial)};
+  Geometry g =
+      makeGeometry(spatial, yShape, wShape, xShape, strides, pads, dilations);
   int64_t rows = mg * g.kernelSize;
   int64_t ySize = g.inSize, xSize = g.outSize;
   if (n * m * ySize == 0)
@@ -253,6 +266,30 @@ void convTranspose(const T *x, const int64_t *xShape, const T *w,
   addBias(bias, y, n, m, ySize);
 }
 
+template <typename T>
+void convWeightGrad(const T *x, const int64_t *xShape, const T *dy,
+                    const int64_t *dyShape, T *dw, const int64_t *wShape,
+                    int spatial, const int64_t *strides, const int64_t *pads,
+                    const int64_t *dilations, int64_t group) {
+  int64_t n = xShape[0], c = xShape[1], m = wShape[0], mg = m / group;
+  Geometry g =
+      makeGeometry(spatial, xShape, wShape, dyShape, strides, pads, dilations);
+  int64_t rows = wShape[1] * g.kernelSize;
+  std::fill(dw, dw + m * rows, T(0));
+  if (n * m * g.outSize == 0)
+    return;
+  std::vector<T> part(mg * rows);
+  forEachGroupColumns(
+      x, n, c, group, g, pads, [&](int64_t b, int64_t gi, const T *columns) {
+        // [M/group, C/group * prod(k)] = dY_g [M/group, prod(out)] cols^T.
+        gemm<T>(dy + (b * m + gi * mg) * g.outSize, columns, nullptr, nullptr,
+                0, part.data(), mg, rows, g.outSize, false, true, T(1), T(0));
+        T *target = dw + gi * mg * rows;
+        for (int64_t i = 0; i < mg * rows; ++i)
+          target[i] += part[i];
+      });
+}
+
 template void conv<float>(const float *, const int64_t *, const float *,
                           const int64_t *, const float *, float *,
                           const int64_t *, int, const int64_t *,
@@ -266,6 +303,14 @@ template void convTranspose<float>(const float *, const int64_t *,
                                    const float *, float *, const int64_t *, int,
                                    const int64_t *, const int64_t *,
                                    const int64_t *, int64_t);
+template void convWeightGrad<float>(const float *, const int64_t *,
+                                    const float *, const int64_t *, float *,
+                                    const int64_t *, int, const int64_t *,
+                                    const int64_t *, const int64_t *, int64_t);
+template void convWeightGrad<double>(const double *, const int64_t *,
+                                     const double *, const int64_t *, double *,
+                                     const int64_t *, int, const int64_t *,
+                                     const int64_t *, const int64_t *, int64_t);
 template void convTranspose<double>(const double *, const int64_t *,
                                     const double *, const int64_t *,
                                     const double *, double *, const int64_t *,

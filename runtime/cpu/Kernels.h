@@ -66,6 +66,13 @@ void convTranspose(const T *x, const int64_t *xShape, const T *w,
                    const int64_t *pads, const int64_t *dilations,
                    int64_t group);
 
+/// pipe.conv_weight_grad: x [N,C,D..], dy [N,M,O..], dw [M,C/group,k..].
+template <typename T>
+void convWeightGrad(const T *x, const int64_t *xShape, const T *dy,
+                    const int64_t *dyShape, T *dw, const int64_t *wShape,
+                    int spatial, const int64_t *strides, const int64_t *pads,
+                    const int64_t *dilations, int64_t group);
+
 /// pipe.max_pool. Padded positions never win.
 template <typename T>
 void maxPool(const T *x, const int64_t *xShape, T *y, const int64_t *yShape,

@@ -425,6 +425,15 @@ LogicalResult StageEmitterImpl::emitKernel(Operation *op) {
                        tensorType(o).getRank() - 2, ints(o.getStrides()),
                        ints(o.getPads()), ints(o.getDilations()), o.getGroup());
           })
+          .Case([&](ConvWeightGradOp o) {
+            return fmt("cpu::convWeightGrad({0}, {1}, {2}, {3}, {4}, {5}, {6}, "
+                       "{7}, {8}, {9}, {10})",
+                       input(o.getInput()), shapeOf(o.getInput()),
+                       input(o.getGrad()), shapeOf(o.getGrad()), output(o),
+                       shapeOf(o), tensorType(o).getRank() - 2,
+                       ints(o.getStrides()), ints(o.getPads()),
+                       ints(o.getDilations()), o.getGroup());
+          })
           .Case([&](MaxPoolOp o) {
             return fmt(
                 "cpu::maxPool({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8})",

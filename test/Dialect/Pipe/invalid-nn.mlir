@@ -225,6 +225,30 @@ func.func @conv_negative_pads(%x: tensor<1x4x8x8xf32>, %w: tensor<8x4x3x3xf32>) 
 
 // -----
 
+func.func @conv_weight_grad_shape(%x: tensor<2x4x8x8xf32>, %dy: tensor<2x4x4x4xf32>) {
+  // expected-error @+1 {{'pipe.conv_weight_grad' op gradient type 'tensor<2x4x4x4xf32>' is not the output 'tensor<2x4x8x8xf32>' of a convolution of 'tensor<2x4x8x8xf32>' by 'tensor<4x1x3x3xf32>'}}
+  %0 = pipe.conv_weight_grad %x, %dy strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] group 4 : tensor<2x4x8x8xf32>, tensor<2x4x4x4xf32> -> tensor<4x1x3x3xf32>
+  return
+}
+
+// -----
+
+func.func @conv_weight_grad_group(%x: tensor<2x4x8x8xf32>, %dy: tensor<2x4x4x4xf32>) {
+  // expected-error @+1 {{group 3 must divide the input channels 4 and the filters 4}}
+  %0 = pipe.conv_weight_grad %x, %dy strides [2, 2] pads [1, 1, 1, 1] dilations [1, 1] group 3 : tensor<2x4x8x8xf32>, tensor<2x4x4x4xf32> -> tensor<4x1x3x3xf32>
+  return
+}
+
+// -----
+
+func.func @conv_weight_grad_element(%x: tensor<2x4x8x8xf64>, %dy: tensor<2x4x4x4xf32>) {
+  // expected-error @+1 {{'pipe.conv_weight_grad' op input, gradient and result element types differ}}
+  %0 = pipe.conv_weight_grad %x, %dy strides [2, 2] pads [1, 1, 1, 1] dilations [1, 1] group 4 : tensor<2x4x8x8xf64>, tensor<2x4x4x4xf32> -> tensor<4x1x3x3xf32>
+  return
+}
+
+// -----
+
 func.func @conv_transpose_rank(%x: tensor<1x4x8x8xf32>, %w: tensor<4x3x3xf32>) {
   // expected-error @+1 {{input [1, 4, 8, 8] and weight [4, 3, 3] must have the same rank, at least 3}}
   %0 = pipe.conv_transpose %x, %w strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] output_padding [0, 0] group 1 : tensor<1x4x8x8xf32>, tensor<4x3x3xf32>

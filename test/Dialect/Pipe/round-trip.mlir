@@ -267,6 +267,14 @@ func.func @pool_grads(%x: tensor<1x3x8x8xf32>, %dy: tensor<1x3x4x4xf32>) {
   return
 }
 
+// A depthwise convolution's weight gradient, all groups in one op.
+// CHECK-LABEL: func @conv_weight_grad
+func.func @conv_weight_grad(%x: tensor<2x4x8x8xf32>, %dy: tensor<2x4x4x4xf32>) {
+  // CHECK: pipe.conv_weight_grad %{{.*}}, %{{.*}} strides [2, 2] pads [1, 1, 1, 1] dilations [1, 1] group 4 : tensor<2x4x8x8xf32>, tensor<2x4x4x4xf32> -> tensor<4x1x3x3xf32>
+  %0 = pipe.conv_weight_grad %x, %dy strides [2, 2] pads [1, 1, 1, 1] dilations [1, 1] group 4 : tensor<2x4x8x8xf32>, tensor<2x4x4x4xf32> -> tensor<4x1x3x3xf32>
+  return
+}
+
 // CHECK-LABEL: func @optimizers
 func.func @optimizers(%p: tensor<8x4xf32>, %g: tensor<8x4xf32>,
                       %b: tensor<8x4xf32>, %v: tensor<8x4xf32>,

@@ -250,11 +250,9 @@ LogicalResult GemmOp::buildGradients(GradientBuilder &g) {
 LogicalResult ConvOp::buildGradients(GradientBuilder &g) {
   OpBuilder &b = g.builder;
   Value grad = g.grad();
-  // dX is the transposed convolution of dY with W, in the same
-  // groups, with the output padding that restores X's size. Each
-  // group's dW is the convolution of its X and dY channels with batch
-  // and channels swapped, strides and dilations exchanged, cut to the
-  // kernel. dB sums dY.
+  // dX is the transposed convolution of dY with W, in the same groups,
+  // with the output padding that restores X's size. dW is one
+  // pipe.conv_weight_grad for all groups. dB sums dY.
   Value x = getInput(), w = getWeight();
   auto xType = g.typeOf(x), wType = g.typeOf(w), yType = g.typeOf(grad);
   int64_t group = getGroup();
@@ -272,26 +270,8 @@ LogicalResult ConvOp::buildGradients(GradientBuilder &g) {
   if (dx.getType() != xType)
     return failure();
   g.operandGrad(0) = dx;
-  SmallVector<int64_t> swap;
-  for (int64_t d = 0; d < xType.getRank(); ++d)
-    swap.push_back(d);
-  std::swap(swap[0], swap[1]);
-  auto swapAttr = b.getDenseI64ArrayAttr(swap);
-  int64_t inPerGroup = xType.getDimSize(1) / group,
-          outPerGroup = wType.getDimSize(0) / group;
-  SmallVector<Value> pieces;
-  for (int64_t j = 0; j < group; ++j) {
-    Value xs = g.create<TransposeOp>(g.slice(x, 1, j * inPerGroup, inPerGroup),
-                                     swapAttr);
-    Value ys = g.create<TransposeOp>(
-        g.slice(grad, 1, j * outPerGroup, outPerGroup), swapAttr);
-    Value full = g.create<ConvOp>(xs, ys, Value(), dilations, pads, strides);
-    for (int64_t d = 0; d < spatial; ++d)
-      full = g.slice(full, d + 2, 0, wType.getDimSize(d + 2));
-    pieces.push_back(g.create<TransposeOp>(full, swapAttr));
-  }
-  g.operandGrad(1) =
-      group == 1 ? pieces.front() : g.create<ConcatOp>(pieces, 0).getResult();
+  g.operandGrad(1) = g.create<ConvWeightGradOp>(wType, x, grad, strides, pads,
+                                                dilations, group);
   if (Value bias = getBias()) {
     SmallVector<int64_t> axes = {0};
     for (int64_t d = 2; d < yType.getRank(); ++d)

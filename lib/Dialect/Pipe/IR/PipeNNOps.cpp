@@ -172,19 +172,17 @@ inferWindowExtents(std::optional<Location> loc, ArrayRef<int64_t> spatial,
   return out;
 }
 
-LogicalResult ConvOp::inferReturnTypes(MLIRContext *context,
-                                       std::optional<Location> loc,
-                                       Adaptor adaptor,
-                                       SmallVectorImpl<Type> &types) {
-  if (failed(requireStaticShapes(loc, adaptor.getOperands())))
-    return failure();
-  RankedTensorType input = tensorOf(adaptor.getInput().getType());
-  RankedTensorType weight = tensorOf(adaptor.getWeight().getType());
+/// The output type of a convolution of `input` by `weight`, or an error
+/// at `loc`.
+static FailureOr<RankedTensorType>
+inferConvOutput(std::optional<Location> loc, RankedTensorType input,
+                RankedTensorType weight, ArrayRef<int64_t> strides,
+                ArrayRef<int64_t> pads, ArrayRef<int64_t> dilations,
+                int64_t group) {
   if (input.getRank() < 3 || weight.getRank() != input.getRank())
     return emitOptionalError(loc, "input ", formatShape(input.getShape()),
                              " and weight ", formatShape(weight.getShape()),
                              " must have the same rank, at least 3");
-  int64_t group = adaptor.getGroup();
   int64_t channels = input.getDimSize(1), filters = weight.getDimSize(0);
   if (group <= 0 || channels % group || filters % group)
     return emitOptionalError(loc, "group ", group,
@@ -193,20 +191,56 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *context,
   if (weight.getDimSize(1) != channels / group)
     return emitOptionalError(loc, "weight has ", weight.getDimSize(1),
                              " input channels, expected ", channels / group);
-  if (Value bias = adaptor.getBias()) {
-    RankedTensorType biasType = tensorOf(bias.getType());
-    if (biasType.getRank() != 1 || biasType.getDimSize(0) != filters)
-      return emitOptionalError(loc, "bias must have shape [", filters, "]");
-  }
-  WindowAttrs window{weight.getShape().drop_front(2), adaptor.getStrides(),
-                     adaptor.getPads(), adaptor.getDilations()};
+  WindowAttrs window{weight.getShape().drop_front(2), strides, pads, dilations};
   FailureOr<SmallVector<int64_t>> extents =
       inferWindowExtents(loc, input.getShape().drop_front(2), window);
   if (failed(extents))
     return failure();
   SmallVector<int64_t> shape = {input.getDimSize(0), filters};
   shape.append(*extents);
-  types.push_back(RankedTensorType::get(shape, input.getElementType()));
+  return RankedTensorType::get(shape, input.getElementType());
+}
+
+LogicalResult ConvOp::inferReturnTypes(MLIRContext *context,
+                                       std::optional<Location> loc,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &types) {
+  if (failed(requireStaticShapes(loc, adaptor.getOperands())))
+    return failure();
+  RankedTensorType weight = tensorOf(adaptor.getWeight().getType());
+  FailureOr<RankedTensorType> output = inferConvOutput(
+      loc, tensorOf(adaptor.getInput().getType()), weight, adaptor.getStrides(),
+      adaptor.getPads(), adaptor.getDilations(), adaptor.getGroup());
+  if (failed(output))
+    return failure();
+  if (Value bias = adaptor.getBias()) {
+    RankedTensorType biasType = tensorOf(bias.getType());
+    if (biasType.getRank() != 1 ||
+        biasType.getDimSize(0) != weight.getDimSize(0))
+      return emitOptionalError(loc, "bias must have shape [",
+                               weight.getDimSize(0), "]");
+  }
+  types.push_back(*output);
+  return success();
+}
+
+LogicalResult ConvWeightGradOp::verify() {
+  // The weight is right when the convolution it belongs to reads the input
+  // into the gradient's shape.
+  RankedTensorType input = getInput().getType(), grad = getGrad().getType();
+  RankedTensorType weight = getType();
+  if (input.getElementType() != weight.getElementType() ||
+      grad.getElementType() != weight.getElementType())
+    return emitOpError("input, gradient and result element types differ");
+  FailureOr<RankedTensorType> output =
+      inferConvOutput(getLoc(), input, weight, getStrides(), getPads(),
+                      getDilations(), getGroup());
+  if (failed(output))
+    return failure();
+  if (*output != grad)
+    return emitOpError("gradient type ")
+           << grad << " is not the output " << *output
+           << " of a convolution of " << input << " by " << weight;
   return success();
 }
 
@@ -555,7 +589,8 @@ LogicalResult AveragePoolGradOp::verify() {
 
 int64_t MatMulOp::getFlops() {
   auto lhs = cast<RankedTensorType>(getLhs().getType());
-  return saturatingProduct({2, tensorElements(getResult()), lhs.getShape().back()});
+  return saturatingProduct(
+      {2, tensorElements(getResult()), lhs.getShape().back()});
 }
 bool MatMulOp::isContraction() { return true; }
 
@@ -580,6 +615,12 @@ int64_t ConvOp::getFlops() {
       {2, tensorElements(getResult()), weightsPer(getWeight())});
 }
 bool ConvOp::isContraction() { return true; }
+
+int64_t ConvWeightGradOp::getFlops() {
+  return saturatingProduct(
+      {2, tensorElements(getGrad()), weightsPer(getResult())});
+}
+bool ConvWeightGradOp::isContraction() { return true; }
 
 int64_t ConvTransposeOp::getFlops() {
   return saturatingProduct(
@@ -625,6 +666,4 @@ int64_t NegativeLogLikelihoodLossOp::getFlops() { return fivePasses(*this); }
 int64_t ReduceMeanOp::getFlops() { return tensorElements(getOperand()); }
 int64_t ReduceSumOp::getFlops() { return tensorElements(getOperand()); }
 int64_t ReduceMaxOp::getFlops() { return tensorElements(getOperand()); }
-int64_t GlobalAveragePoolOp::getFlops() {
-  return tensorElements(getOperand());
-}
+int64_t GlobalAveragePoolOp::getFlops() { return tensorElements(getOperand()); }

@@ -121,6 +121,38 @@ def Pipe_ConvTransposeOp : Pipe_Op<"conv_transpose", [
   }];
 }
 
+def Pipe_ConvWeightGradOp : Pipe_Op<"conv_weight_grad", [
+    DeclareOpInterfaceMethods<Pipe_CostOpInterface,
+        ["getFlops", "isContraction"]>,
+    Pure]> {
+  let summary = "gradient of pipe.conv with respect to its weight";
+  let description = [{
+    Given the convolution's input `[N, C, D1..Dn]` and the gradient of its
+    output `[N, M, O1..On]`, the gradient of its weight
+    `[M, C/group, k1..kn]`: for each filter m of group g and each weight
+    position, the sum over samples and output positions of `grad` times
+    the input element that position read. One op for every group, so that
+    a depthwise convolution's weight gradient is one kernel call.
+
+    ```mlir
+    %dw = pipe.conv_weight_grad %x, %dy strides [1, 1] pads [1, 1, 1, 1]
+            dilations [1, 1] group 1
+            : tensor<2x3x8x8xf32>, tensor<2x16x8x8xf32> -> tensor<16x3x3x3xf32>
+    ```
+  }];
+  let arguments = (ins Pipe_FloatTensor:$input, Pipe_FloatTensor:$grad,
+                       DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
+                       DenseI64ArrayAttr:$dilations,
+                       DefaultValuedAttr<I64Attr, "1">:$group);
+  let results = (outs Pipe_FloatTensor:$output);
+  let assemblyFormat = [{
+    $input `,` $grad `strides` $strides `pads` $pads `dilations` $dilations
+    `group` $group attr-dict `:` type($input) `,` type($grad) `->`
+    type($output)
+  }];
+  let hasVerifier = 1;
+}
+
 def Pipe_MaxPoolOp : Pipe_Op<"max_pool", [
     Pipe_Differentiable,
     DeclareOpInterfaceMethods<Pipe_CostOpInterface,
