@@ -38,11 +38,11 @@ BATCH = 2
 class Encoder(nn.Module):
     """PyTorch's transformer encoder with a linear head."""
 
-    def __init__(self) -> None:
+    def __init__(self, dropout: float = 0.1) -> None:
         super().__init__()
         layer = nn.TransformerEncoderLayer(d_model=128, nhead=4,
-                                           dim_feedforward=512, dropout=0.1,
-                                           batch_first=True)
+                                           dim_feedforward=512,
+                                           dropout=dropout, batch_first=True)
         self.encoder = nn.TransformerEncoder(layer, num_layers=2,
                                              enable_nested_tensor=False)
         self.head = nn.Linear(128, 10)
@@ -94,29 +94,35 @@ def calibrate(model: nn.Module, name: str, batches: int = 4) -> None:
     model.eval()
 
 
-def build(name: str, seed: int = 0) -> nn.Module:
+def build(name: str, seed: int = 0, dropout: bool = True) -> nn.Module:
     """The model `name` with seeded random weights and calibrated batch
-    norm, in eval mode."""
+    norm, in eval mode; without `dropout`, its dropout layers are the
+    identity (attention's included)."""
     torch.manual_seed(seed)
     if name == "transformer":
-        model = Encoder()
+        model = Encoder(0.1 if dropout else 0.0)
     elif name in VISION:
         import torchvision
         model = getattr(torchvision.models, name)(weights=None)
+        if name == "vit_b_16":
+            # torchvision zeroes the classifier, whose logits would all be 0.
+            nn.init.normal_(model.heads.head.weight, std=0.02)
     else:
         raise SystemExit(f"unknown model '{name}'")
     calibrate(model, name)
+    if not dropout:
+        without_dropout(model)
     return model.eval()
 
 
 def export(name: str, out: str, train: bool = False, seed: int = 0) -> str:
     """Exports `name` into folder `out`; returns the file's path."""
-    model = build(name, seed)
+    model = build(name, seed, dropout=not train)
     x = torch.randn(input_shape(name))
     path = os.path.join(out, f"{name}{'-train' if train else ''}.onnx")
     input_name = "x" if name == "transformer" else "image"
     if train:
-        module = WithLoss(without_dropout(model)).train()
+        module = WithLoss(model).train()
         labels = torch.randint(0, classes(name), (BATCH,))
         torch.onnx.export(module, (x, labels), path,
                           input_names=[input_name, "labels"],

@@ -12,8 +12,9 @@ PACKAGES=(
   libonnx-dev libprotobuf-dev protobuf-compiler
   # ONNX backend test data (conformance suite)
   libonnx-testdata
-  # CPU kernels of the runtime (the OpenMP build of OpenBLAS)
-  libopenblas-openmp-dev
+  # CPU kernels of the runtime: the OpenMP build of OpenBLAS, and oneDNN
+  # (built on the same OpenMP runtime) for convolutions
+  libopenblas-openmp-dev libdnnl-dev
   # Pipeline stages: one process per stage, launched by mpirun; MPI carries
   # the tensors between CPU stages
   openmpi-bin libopenmpi-dev

@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 namespace pipe_rt {
@@ -214,7 +215,11 @@ template <typename T>
 void conv(const T *x, const int64_t *xShape, const T *w, const int64_t *wShape,
           const T *bias, T *y, const int64_t *yShape, int spatial,
           const int64_t *strides, const int64_t *pads, const int64_t *dilations,
-          int64_t group) {
+          int64_t group, bool parameterWeight) {
+  if constexpr (std::is_same_v<T, float>)
+    if (dnnlConv(x, xShape, w, wShape, bias, y, yShape, spatial, strides, pads,
+                 dilations, group, parameterWeight))
+      return;
   int64_t n = xShape[0], c = xShape[1], m = wShape[0], mg = m / group;
   Geometry g =
       makeGeometry(spatial, xShape, wShape, yShape, strides, pads, dilations);
@@ -293,11 +298,11 @@ void convWeightGrad(const T *x, const int64_t *xShape, const T *dy,
 template void conv<float>(const float *, const int64_t *, const float *,
                           const int64_t *, const float *, float *,
                           const int64_t *, int, const int64_t *,
-                          const int64_t *, const int64_t *, int64_t);
+                          const int64_t *, const int64_t *, int64_t, bool);
 template void conv<double>(const double *, const int64_t *, const double *,
                            const int64_t *, const double *, double *,
                            const int64_t *, int, const int64_t *,
-                           const int64_t *, const int64_t *, int64_t);
+                           const int64_t *, const int64_t *, int64_t, bool);
 template void convTranspose<float>(const float *, const int64_t *,
                                    const float *, const int64_t *,
                                    const float *, float *, const int64_t *, int,

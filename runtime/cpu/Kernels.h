@@ -51,12 +51,26 @@ void matmul(const T *a, const int64_t *aShape, int aRank, const T *b,
 //===----------------------------------------------------------------------===//
 
 /// pipe.conv: x [N,C,D1..Dn], w [M,C/group,k1..kn], optional bias [M],
-/// y [N,M,O1..On]. `spatial` = n.
+/// y [N,M,O1..On]. `spatial` = n. `parameterWeight`: w is a parameter,
+/// which changes only where parametersChanged() says so; float
+/// convolutions then keep it in oneDNN's layout.
 template <typename T>
 void conv(const T *x, const int64_t *xShape, const T *w, const int64_t *wShape,
           const T *bias, T *y, const int64_t *yShape, int spatial,
           const int64_t *strides, const int64_t *pads, const int64_t *dilations,
-          int64_t group);
+          int64_t group, bool parameterWeight = false);
+
+/// pipe.conv on float32 through oneDNN (DnnlConv.cpp); false where oneDNN
+/// has no kernel for it, and conv's own kernel runs.
+bool dnnlConv(const float *x, const int64_t *xShape, const float *w,
+              const int64_t *wShape, const float *bias, float *y,
+              const int64_t *yShape, int spatial, const int64_t *strides,
+              const int64_t *pads, const int64_t *dilations, int64_t group,
+              bool parameterWeight);
+
+/// Parameters have been written (an optimizer step, updated statistics):
+/// kernels that keep a parameter in their own layout read it again.
+void parametersChanged();
 
 /// pipe.conv_transpose: x [N,C,D..], w [C,M/group,k..], optional bias [M].
 template <typename T>

@@ -1,4 +1,4 @@
-//===- ConvPoolTest.cpp - conv, conv_transpose and pools against torch ----===//
+//===- ConvPoolTest.cpp - convolutions and pools against torch ------------===//
 //
 // torch pads symmetrically only, so the references pad explicitly (F.pad)
 // and run torch's ops without padding; asymmetric pads, and for pools the
@@ -24,7 +24,9 @@ def torch_pads(pads):
     return result
 
 def conv(name, xshape, wshape, group=1, strides=None, pads=None, dil=None,
-         bias=True):
+         bias=True, weight_grad=False):
+    """A conv case; with `weight_grad`, also a conv_weight_grad case: the
+    gradient of sum(conv(x, w) * dy) with respect to w, by autograd."""
     n = len(xshape) - 2
     strides = strides or [1] * n
     pads = pads or [0] * (2 * n)
@@ -32,26 +34,36 @@ def conv(name, xshape, wshape, group=1, strides=None, pads=None, dil=None,
     x, w = rand(*xshape), rand(*wshape)
     b = rand(wshape[0]) if bias else None
     fn = [F.conv1d, F.conv2d, F.conv3d][n - 1]
-    y = fn(F.pad(t(x), torch_pads(pads)), t(w), None if b is None else t(b),
+    weight = t(w).requires_grad_()
+    y = fn(F.pad(t(x), torch_pads(pads)), weight, None if b is None else t(b),
            stride=strides, padding=0, dilation=dil, groups=group)
-    save('conv', name, x=x, w=w, b=b, y=y, strides=I(strides), pads=I(pads),
-         dil=I(dil), group=group)
+    attrs = dict(strides=I(strides), pads=I(pads), dil=I(dil), group=group)
+    save('conv', name, x=x, w=w, b=b, y=y.detach(), **attrs)
+    if weight_grad:
+        dy = rand(*y.shape)
+        (dw,) = torch.autograd.grad((y * t(dy)).sum(), weight)
+        save('conv_weight_grad', name, x=x, dy=dy, dw=dw, **attrs)
 
-conv('1d', [2, 4, 11], [6, 2, 3], group=2, strides=[2], pads=[1, 2], dil=[2])
+conv('1d', [2, 4, 11], [6, 2, 3], group=2, strides=[2], pads=[1, 2], dil=[2],
+     weight_grad=True)
 conv('2d', [2, 3, 9, 8], [4, 3, 3, 3], strides=[1, 2], pads=[1, 0, 2, 1],
-     dil=[1, 2])
-conv('2d_pointwise', [2, 3, 5, 4], [5, 3, 1, 1], bias=False)
+     dil=[1, 2], weight_grad=True)
+conv('2d_pointwise', [2, 3, 5, 4], [5, 3, 1, 1], bias=False,
+     weight_grad=True)
 conv('2d_pointwise_strided_padded', [1, 3, 6, 5], [4, 3, 1, 1],
      strides=[2, 2], pads=[1, 0, 0, 1])
-conv('2d_depthwise', [1, 4, 7, 7], [4, 1, 3, 3], group=4, pads=[1, 1, 1, 1])
+conv('2d_depthwise', [1, 4, 7, 7], [4, 1, 3, 3], group=4, pads=[1, 1, 1, 1],
+     weight_grad=True)
+conv('2d_depthwise_multiplier', [2, 3, 6, 5], [6, 1, 3, 2], group=3,
+     strides=[2, 1], pads=[1, 0, 1, 1], weight_grad=True)
 conv('2d_group3', [2, 6, 6, 5], [9, 2, 2, 3], group=3, strides=[2, 1],
-     pads=[0, 1, 1, 0], dil=[2, 1])
+     pads=[0, 1, 1, 0], dil=[2, 1], weight_grad=True)
 conv('2d_kernel_over_input', [1, 1, 3, 3], [2, 1, 4, 4], pads=[2, 2, 1, 1])
 conv('2d_wide', [2, 8, 10, 10], [6, 8, 3, 3], pads=[1, 1, 1, 1])
 conv('3d', [1, 2, 5, 6, 4], [3, 2, 2, 3, 2], strides=[1, 2, 1],
      pads=[1, 0, 1, 0, 1, 1], dil=[2, 1, 1])
 conv('3d_group', [2, 4, 4, 4, 3], [4, 2, 3, 1, 2], group=2, strides=[2, 1, 1],
-     pads=[1, 0, 0, 1, 0, 1])
+     pads=[1, 0, 0, 1, 0, 1], weight_grad=True)
 # Large enough for the parallel paths.
 conv('2d_parallel', [4, 8, 32, 32], [24, 4, 3, 3], group=2, pads=[1, 1, 1, 1])
 
@@ -200,6 +212,49 @@ TEST_F(ConvPoolTest, Conv) {
     checkConv<float>(c, false);
     checkConv<double>(c, false);
   }
+}
+
+/// convWeightGrad in float and double against the case's reference.
+void checkConvWeightGrad(const Reference::Case &c) {
+  SCOPED_TRACE(c.name);
+  reference::Array x = c["x"], dy = c["dy"], want = c["dw"];
+  std::vector<int64_t> strides = c.ints("strides"), pads = c.ints("pads"),
+                       dil = c.ints("dil");
+  auto check = [&](auto zero) {
+    using T = decltype(zero);
+    std::vector<T> xv = x.as<T>(), dyv = dy.as<T>(), dw(want.size(), T(-7));
+    convWeightGrad<T>(xv.data(), x.shape().data(), dyv.data(),
+                      dy.shape().data(), dw.data(), want.shape().data(),
+                      x.rank() - 2, strides.data(), pads.data(), dil.data(),
+                      c.integer("group"));
+    EXPECT_TRUE(reference::near(dw, want));
+  };
+  check(0.0f);
+  check(0.0);
+}
+
+TEST_F(ConvPoolTest, ConvWeightGrad) {
+  for (const Reference::Case &c : cases("conv_weight_grad"))
+    checkConvWeightGrad(c);
+}
+
+// A convolution may keep a parameter weight in its own layout, but reads it
+// again once parametersChanged() says it was written.
+TEST(ConvParameterWeight, ReadAgainAfterParametersChange) {
+  const int64_t xShape[] = {1, 2, 5, 5}, wShape[] = {3, 2, 3, 3},
+                yShape[] = {1, 3, 3, 3}, strides[] = {1, 1},
+                pads[] = {0, 0, 0, 0}, dilations[] = {1, 1};
+  std::vector<float> x(50, 1.0f), w(54, 1.0f), y(27), twice(27);
+  conv<float>(x.data(), xShape, w.data(), wShape, nullptr, y.data(), yShape,
+              2, strides, pads, dilations, 1, /*parameterWeight=*/true);
+  EXPECT_EQ(y[0], 18.0f);
+  std::fill(w.begin(), w.end(), 2.0f);
+  parametersChanged();
+  conv<float>(x.data(), xShape, w.data(), wShape, nullptr, twice.data(),
+              yShape, 2, strides, pads, dilations, 1,
+              /*parameterWeight=*/true);
+  for (size_t i = 0; i < y.size(); ++i)
+    EXPECT_EQ(twice[i], 2.0f * y[i]) << "at " << i;
 }
 
 TEST_F(ConvPoolTest, ConvTranspose) {

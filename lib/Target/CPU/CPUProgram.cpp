@@ -257,6 +257,30 @@ std::string mlir::pipe::weightsIndex(const StageArtifacts &stage) {
   return text;
 }
 
+SmallVector<std::string> mlir::pipe::stageCompileFlags() {
+  return {"-std=c++17",
+          "-O3",
+          "-march=native",
+          "-fopenmp",
+          "-I" PIPE_RUNTIME_SOURCE_DIR "/common",
+          "-I" PIPE_RUNTIME_SOURCE_DIR "/cpu",
+          "-I" PIPE_RUNTIME_SOURCE_DIR "/pipeline"};
+}
+
+SmallVector<std::string> mlir::pipe::runtimeLinkArgs() {
+  return {PIPE_RUNTIME_ONNX_LIBRARY,
+          PIPE_RUNTIME_CPU_LIBRARY,
+          PIPE_RUNTIME_COMMON_LIBRARY,
+          PIPE_OPENBLAS_LIBRARY,
+          ("-Wl,-rpath," + llvm::sys::path::parent_path(PIPE_OPENBLAS_LIBRARY))
+              .str(),
+          "-ldnnl",
+          "-lonnx",
+          "-lonnx_proto",
+          "-lprotobuf",
+          "-lm"};
+}
+
 /// Compiles OUT/stage0/main.cpp into OUT/stage0/stage0.
 static LogicalResult compileStage(Location loc, StringRef stageDir,
                                   const CPUTargetOptions &options,
@@ -269,29 +293,10 @@ static LogicalResult compileStage(Location loc, StringRef stageDir,
   std::string source = (stageDir + "/main.cpp").str();
   std::string binary = (stageDir + "/stage0").str();
   std::string log = (stageDir + "/compile.log").str();
-  SmallVector<std::string> args = {
-      *compiler,
-      "-std=c++17",
-      "-O3",
-      "-march=native",
-      "-fopenmp",
-      "-I" PIPE_RUNTIME_SOURCE_DIR "/common",
-      "-I" PIPE_RUNTIME_SOURCE_DIR "/cpu",
-      "-I" PIPE_RUNTIME_SOURCE_DIR "/pipeline",
-      source,
-      "-o",
-      binary,
-      PIPE_RUNTIME_PIPELINE_LIBRARY,
-      PIPE_RUNTIME_ONNX_LIBRARY,
-      PIPE_RUNTIME_CPU_LIBRARY,
-      PIPE_RUNTIME_COMMON_LIBRARY,
-      PIPE_OPENBLAS_LIBRARY,
-      ("-Wl,-rpath," + llvm::sys::path::parent_path(PIPE_OPENBLAS_LIBRARY))
-          .str(),
-      "-lonnx",
-      "-lonnx_proto",
-      "-lprotobuf",
-      "-lm"};
+  SmallVector<std::string> args = {*compiler};
+  args.append(stageCompileFlags());
+  args.append({source, "-o", binary, PIPE_RUNTIME_PIPELINE_LIBRARY});
+  args.append(runtimeLinkArgs());
   SmallVector<StringRef> argRefs(args.begin(), args.end());
   std::optional<StringRef> redirects[] = {std::nullopt, StringRef(log),
                                           StringRef(log)};

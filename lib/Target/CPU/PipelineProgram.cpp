@@ -328,24 +328,13 @@ static LogicalResult compileStages(Location loc, StringRef folder,
   for (const StageFiles &stage : stages) {
     std::string dir = (folder + "/stage" + std::to_string(stage.index)).str();
     std::string binary = dir + "/stage" + std::to_string(stage.index);
-    SmallVector<std::string> args = {*compiler,
-                                     "-std=c++17",
-                                     "-O3",
-                                     "-march=native",
-                                     "-fopenmp",
-                                     "-I" PIPE_RUNTIME_SOURCE_DIR "/common",
-                                     "-I" PIPE_RUNTIME_SOURCE_DIR "/cpu",
-                                     "-I" PIPE_RUNTIME_SOURCE_DIR "/pipeline"};
+    SmallVector<std::string> args = {*compiler};
+    args.append(stageCompileFlags());
     args.append(mpiIncludes);
     args.append({dir + "/main.cpp", "-o", binary, PIPE_RUNTIME_MPI_LIBRARY,
-                 PIPE_RUNTIME_PIPELINE_LIBRARY, PIPE_RUNTIME_ONNX_LIBRARY,
-                 PIPE_RUNTIME_CPU_LIBRARY, PIPE_RUNTIME_COMMON_LIBRARY});
+                 PIPE_RUNTIME_PIPELINE_LIBRARY});
+    args.append(runtimeLinkArgs());
     args.append(mpiLibraries);
-    args.append(
-        {PIPE_OPENBLAS_LIBRARY,
-         ("-Wl,-rpath," + llvm::sys::path::parent_path(PIPE_OPENBLAS_LIBRARY))
-             .str(),
-         "-lonnx", "-lonnx_proto", "-lprotobuf", "-lm"});
     SmallVector<StringRef> argRefs(args.begin(), args.end());
     Job job;
     job.log = dir + "/compile.log";

@@ -49,6 +49,12 @@ struct PortSpec {
 LogicalResult writePortTable(llvm::raw_ostream &os, Location loc,
                              ArrayRef<PortSpec> ports);
 
+/// The flags and include folders every stage program is compiled with,
+/// and what it links after its driver's library: the runtime's libraries,
+/// OpenBLAS, oneDNN and ONNX.
+SmallVector<std::string> stageCompileFlags();
+SmallVector<std::string> runtimeLinkArgs();
+
 /// `text` as a C++ string literal, quotes included.
 std::string cppString(StringRef text);
 

@@ -408,13 +408,18 @@ LogicalResult StageEmitterImpl::emitKernel(Operation *op) {
                        floatOf(o, o.getBeta().convertToDouble()));
           })
           .Case([&](ConvOp o) {
+            // A weight that is a parameter may be kept in the kernel's
+            // layout until parameters change.
+            bool parameter = isa_and_present<ParamRefOp, ConstantOp>(
+                root(o.getWeight()).getDefiningOp());
             return fmt("cpu::conv({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, "
-                       "{9}, {10}, {11})",
+                       "{9}, {10}, {11}, {12})",
                        input(o.getInput()), shapeOf(o.getInput()),
                        input(o.getWeight()), shapeOf(o.getWeight()),
                        optional(o.getBias()), output(o), shapeOf(o),
                        tensorType(o).getRank() - 2, ints(o.getStrides()),
-                       ints(o.getPads()), ints(o.getDilations()), o.getGroup());
+                       ints(o.getPads()), ints(o.getDilations()), o.getGroup(),
+                       bool_(parameter));
           })
           .Case([&](ConvTransposeOp o) {
             return fmt("cpu::convTranspose({0}, {1}, {2}, {3}, {4}, {5}, {6}, "
@@ -730,6 +735,7 @@ LogicalResult StageEmitterImpl::run() {
        << sources.back() << " + " << byteSize(result) << ");\n";
     sources.back() = staged + ".data()";
   }
+  bool assigns = false;
   for (auto [i, result] : llvm::enumerate(returned)) {
     auto assigned =
         main.getResultAttrOfType<FlatSymbolRefAttr>(i, "pipe.assign");
@@ -744,7 +750,11 @@ LogicalResult StageEmitterImpl::run() {
       return failure();
     os << "  std::memmove(weights + " << *offset << ", " << sources[i] << ", "
        << byteSize(result) << ");\n";
+    assigns = true;
   }
+  // Kernels that keep a parameter in their own layout read it again.
+  if (assigns)
+    os << "  cpu::parametersChanged();\n";
 
   std::string &source = artifacts.source;
   llvm::raw_string_ostream src(source);
