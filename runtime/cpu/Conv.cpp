@@ -241,6 +241,10 @@ void convTranspose(const T *x, const int64_t *xShape, const T *w,
                    const int64_t *yShape, int spatial, const int64_t *strides,
                    const int64_t *pads, const int64_t *dilations,
                    int64_t group) {
+  if constexpr (std::is_same_v<T, float>)
+    if (dnnlConvTranspose(x, xShape, w, wShape, bias, y, yShape, spatial,
+                          strides, pads, dilations, group))
+      return;
   int64_t n = xShape[0], c = xShape[1], mg = wShape[1];
   int64_t m = mg * group, cg = c / group;
   // Seen from col2im, the output is the windowed side and x has the columns.
@@ -276,6 +280,10 @@ void convWeightGrad(const T *x, const int64_t *xShape, const T *dy,
                     const int64_t *dyShape, T *dw, const int64_t *wShape,
                     int spatial, const int64_t *strides, const int64_t *pads,
                     const int64_t *dilations, int64_t group) {
+  if constexpr (std::is_same_v<T, float>)
+    if (dnnlConvWeightGrad(x, xShape, dy, dyShape, dw, wShape, spatial, strides,
+                           pads, dilations, group))
+      return;
   int64_t n = xShape[0], c = xShape[1], m = wShape[0], mg = m / group;
   Geometry g =
       makeGeometry(spatial, xShape, wShape, dyShape, strides, pads, dilations);

@@ -1,6 +1,7 @@
 //===- DnnlConv.cpp - float convolutions through oneDNN -------------------===//
 //
-// pipe.conv on float32 through oneDNN, as PyTorch's CPU path does. Each call
+// pipe.conv, pipe.conv_transpose and pipe.conv_weight_grad on float32
+// through oneDNN, as PyTorch's CPU path does. Each call
 // site's primitive is built once and kept, keyed by its shapes and
 // attributes. Windowed convolutions let oneDNN pick its blocked layouts
 // (its direct and depthwise kernels need them) and reorder the activations
@@ -59,6 +60,27 @@ dnnl::memory::format_tag plainTag(int rank) {
   return tags[rank - 1];
 }
 
+/// oneDNN's dims of a convolution weight [M, C/group, k...]: grouped ones
+/// as [G, M/G, C/G, k...], the same data.
+dnnl::memory::dims weightDims(const int64_t *wShape, int rank, int64_t group) {
+  dnnl::memory::dims dims = dimsOf(wShape, rank);
+  if (group > 1) {
+    dims[0] /= group;
+    dims.insert(dims.begin(), group);
+  }
+  return dims;
+}
+
+/// A memory of `desc` where it is not the plain layout of `shape`; else
+/// none.
+dnnl::memory unlessPlain(const dnnl::memory::desc &desc, const int64_t *shape,
+                         int rank) {
+  if (desc == dnnl::memory::desc(dimsOf(shape, rank),
+                                 dnnl::memory::data_type::f32, plainTag(rank)))
+    return dnnl::memory();
+  return dnnl::memory(desc, cpuEngine());
+}
+
 std::string siteKey(const int64_t *xShape, const int64_t *wShape, bool hasBias,
                     int spatial, const int64_t *strides, const int64_t *pads,
                     const int64_t *dilations, int64_t group) {
@@ -77,49 +99,213 @@ std::string siteKey(const int64_t *xShape, const int64_t *wShape, bool hasBias,
   return key;
 }
 
-ConvSite makeSite(const int64_t *xShape, const int64_t *wShape, bool hasBias,
+/// The window of a convolution in oneDNN's terms, and its descriptors:
+/// activations in oneDNN's choice of layout where the window is not
+/// pointwise, weights always (grouped: [G, M/G, C/G, k...]).
+struct Window {
+  dnnl::memory::dims strides, dilations, padBegin, padEnd;
+  dnnl::memory::desc src, weights, dst;
+};
+
+Window makeWindow(const int64_t *xShape, const int64_t *wShape,
                   const int64_t *yShape, int spatial, const int64_t *strides,
                   const int64_t *pads, const int64_t *dilations,
                   int64_t group) {
   using dt = dnnl::memory::data_type;
   using tag = dnnl::memory::format_tag;
   int rank = spatial + 2;
+  Window window;
   bool pointwise = true;
-  dnnl::memory::dims stride, padBegin, padEnd, dilation;
   for (int d = 0; d < spatial; ++d) {
     pointwise = pointwise && wShape[d + 2] == 1 && strides[d] == 1 &&
                 pads[d] == 0 && pads[spatial + d] == 0;
-    stride.push_back(strides[d]);
-    padBegin.push_back(pads[d]);
-    padEnd.push_back(pads[spatial + d]);
-    dilation.push_back(dilations[d] - 1);
+    window.strides.push_back(strides[d]);
+    window.padBegin.push_back(pads[d]);
+    window.padEnd.push_back(pads[spatial + d]);
+    window.dilations.push_back(dilations[d] - 1);
   }
   tag activations = pointwise ? plainTag(rank) : tag::any;
-  dnnl::memory::dims weightDims = dimsOf(wShape, rank);
-  if (group > 1) {
-    weightDims[0] /= group;
-    weightDims.insert(weightDims.begin(), group);
-  }
-  dnnl::memory::desc src(dimsOf(xShape, rank), dt::f32, activations);
-  dnnl::memory::desc dst(dimsOf(yShape, rank), dt::f32, activations);
-  dnnl::memory::desc weights(weightDims, dt::f32, tag::any);
+  window.src = dnnl::memory::desc(dimsOf(xShape, rank), dt::f32, activations);
+  window.dst = dnnl::memory::desc(dimsOf(yShape, rank), dt::f32, activations);
+  window.weights =
+      dnnl::memory::desc(weightDims(wShape, rank, group), dt::f32, tag::any);
+  return window;
+}
+
+ConvSite makeSite(const int64_t *xShape, const int64_t *wShape, bool hasBias,
+                  const int64_t *yShape, int spatial, const int64_t *strides,
+                  const int64_t *pads, const int64_t *dilations,
+                  int64_t group) {
+  using dt = dnnl::memory::data_type;
+  Window window = makeWindow(xShape, wShape, yShape, spatial, strides, pads,
+                             dilations, group);
   dnnl::memory::desc bias =
-      hasBias ? dnnl::memory::desc({wShape[0]}, dt::f32, tag::a)
+      hasBias ? dnnl::memory::desc({wShape[0]}, dt::f32, plainTag(1))
               : dnnl::memory::desc();
   ConvSite site;
   site.desc = dnnl::convolution_forward::primitive_desc(
       {dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-       src, weights, bias, dst, stride, dilation, padBegin, padEnd},
+       window.src, window.weights, bias, window.dst, window.strides,
+       window.dilations, window.padBegin, window.padEnd},
       cpuEngine());
   site.primitive = dnnl::convolution_forward(site.desc);
   site.weights = dnnl::memory(site.desc.weights_desc(), cpuEngine());
-  if (site.desc.src_desc() !=
-      dnnl::memory::desc(dimsOf(xShape, rank), dt::f32, plainTag(rank)))
-    site.src = dnnl::memory(site.desc.src_desc(), cpuEngine());
-  if (site.desc.dst_desc() !=
-      dnnl::memory::desc(dimsOf(yShape, rank), dt::f32, plainTag(rank)))
-    site.dst = dnnl::memory(site.desc.dst_desc(), cpuEngine());
+  site.src = unlessPlain(site.desc.src_desc(), xShape, spatial + 2);
+  site.dst = unlessPlain(site.desc.dst_desc(), yShape, spatial + 2);
   return site;
+}
+
+/// One call site of a weight gradient: its primitive, and its activations
+/// and result in the primitive's layouts where those are not plain.
+struct WeightGradSite {
+  dnnl::convolution_backward_weights::primitive_desc desc;
+  dnnl::convolution_backward_weights primitive;
+  dnnl::memory src, diffDst, diffWeights;
+};
+
+WeightGradSite makeWeightGradSite(const int64_t *xShape, const int64_t *dyShape,
+                                  const int64_t *wShape, int spatial,
+                                  const int64_t *strides, const int64_t *pads,
+                                  const int64_t *dilations, int64_t group) {
+  Window window = makeWindow(xShape, wShape, dyShape, spatial, strides, pads,
+                             dilations, group);
+  // The backward primitive is chosen against a forward one.
+  dnnl::convolution_forward::primitive_desc hint(
+      {dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
+       window.src, window.weights, window.dst, window.strides, window.dilations,
+       window.padBegin, window.padEnd},
+      cpuEngine());
+  WeightGradSite site;
+  site.desc = dnnl::convolution_backward_weights::primitive_desc(
+      {dnnl::algorithm::convolution_direct, window.src, window.weights,
+       window.dst, window.strides, window.dilations, window.padBegin,
+       window.padEnd},
+      cpuEngine(), hint);
+  site.primitive = dnnl::convolution_backward_weights(site.desc);
+  site.src = unlessPlain(site.desc.src_desc(), xShape, spatial + 2);
+  site.diffDst = unlessPlain(site.desc.diff_dst_desc(), dyShape, spatial + 2);
+  dnnl::memory::desc plainWeights(weightDims(wShape, spatial + 2, group),
+                                  dnnl::memory::data_type::f32,
+                                  plainTag(spatial + 2 + (group > 1)));
+  if (site.desc.diff_weights_desc() != plainWeights)
+    site.diffWeights = dnnl::memory(site.desc.diff_weights_desc(), cpuEngine());
+  return site;
+}
+
+/// One call site of a transposed convolution: its primitive, its weights
+/// in the primitive's layout, and its activations where not plain.
+struct TransposeSite {
+  dnnl::deconvolution_forward::primitive_desc desc;
+  dnnl::deconvolution_forward primitive;
+  dnnl::memory weights, src, dst;
+};
+
+/// The weights of a transposed convolution, [C, M/group, k...], as
+/// oneDNN's [M, C, k...] (grouped: [G, M/G, C/G, k...]) by strides.
+dnnl::memory::desc transposedWeights(const int64_t *wShape, int rank,
+                                     int64_t group) {
+  int64_t cg = wShape[0] / group, mg = wShape[1];
+  int64_t kernel = 1;
+  for (int d = 2; d < rank; ++d)
+    kernel *= wShape[d];
+  dnnl::memory::dims dims = {mg * group, cg}, strides = {kernel, mg * kernel};
+  if (group > 1) {
+    dims = {group, mg, cg};
+    strides = {cg * mg * kernel, kernel, mg * kernel};
+  }
+  int64_t stride = kernel;
+  for (int d = 2; d < rank; ++d) {
+    stride /= wShape[d];
+    dims.push_back(wShape[d]);
+    strides.push_back(stride);
+  }
+  return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, strides);
+}
+
+TransposeSite makeTransposeSite(const int64_t *xShape, const int64_t *wShape,
+                                bool hasBias, const int64_t *yShape,
+                                int spatial, const int64_t *strides,
+                                const int64_t *pads, const int64_t *dilations,
+                                int64_t group) {
+  using dt = dnnl::memory::data_type;
+  using tag = dnnl::memory::format_tag;
+  int rank = spatial + 2;
+  dnnl::memory::dims stride, dilation, padBegin, padEnd;
+  for (int d = 0; d < spatial; ++d) {
+    // ONNX's output padding is the end pad oneDNN's shape rule leaves.
+    int64_t extent = (xShape[d + 2] - 1) * strides[d] +
+                     dilations[d] * (wShape[d + 2] - 1) + 1 - pads[d];
+    if (extent - yShape[d + 2] < 0)
+      throw dnnl::error(dnnl_unimplemented, "negative end padding");
+    stride.push_back(strides[d]);
+    dilation.push_back(dilations[d] - 1);
+    padBegin.push_back(pads[d]);
+    padEnd.push_back(extent - yShape[d + 2]);
+  }
+  dnnl::memory::desc weights = transposedWeights(wShape, rank, group);
+  dnnl::memory::desc anyWeights(weights.dims(), dt::f32, tag::any);
+  dnnl::memory::desc src(dimsOf(xShape, rank), dt::f32, tag::any);
+  dnnl::memory::desc dst(dimsOf(yShape, rank), dt::f32, tag::any);
+  dnnl::memory::desc bias =
+      hasBias ? dnnl::memory::desc({yShape[1]}, dt::f32, plainTag(1))
+              : dnnl::memory::desc();
+  TransposeSite site;
+  site.desc = dnnl::deconvolution_forward::primitive_desc(
+      {dnnl::prop_kind::forward_inference,
+       dnnl::algorithm::deconvolution_direct, src, anyWeights, bias, dst,
+       stride, dilation, padBegin, padEnd},
+      cpuEngine());
+  site.primitive = dnnl::deconvolution_forward(site.desc);
+  site.weights = dnnl::memory(site.desc.weights_desc(), cpuEngine());
+  site.src = unlessPlain(site.desc.src_desc(), xShape, rank);
+  site.dst = unlessPlain(site.desc.dst_desc(), yShape, rank);
+  return site;
+}
+
+/// The call site of kind `Site` and `key`, made by `make` the first time;
+/// null where oneDNN has no implementation for it (or for `spatial`).
+template <typename Site, typename Make>
+Site *siteFor(int spatial, const std::string &key, Make make) {
+  static std::unordered_map<std::string, Site> sites;
+  if (spatial < 1 || spatial > 3)
+    return nullptr;
+  auto it = sites.find(key);
+  if (it == sites.end()) {
+    try {
+      it = sites.emplace(key, make()).first;
+    } catch (const dnnl::error &) {
+      return nullptr;
+    }
+  }
+  return &it->second;
+}
+
+/// Runs `primitive` on `args` and, where its output `converted` is in
+/// another layout than `plain`, reorders it there.
+void execute(const dnnl::primitive &primitive,
+             std::unordered_map<int, dnnl::memory> args, int output,
+             dnnl::memory plain, dnnl::memory converted) {
+  args[output] = converted ? converted : plain;
+  primitive.execute(cpuStream(), args);
+  if (converted)
+    dnnl::reorder(converted, plain).execute(cpuStream(), converted, plain);
+  cpuStream().wait();
+}
+
+/// `data` as a plain float memory of `shape`'s first `rank` extents.
+dnnl::memory plainMemory(const int64_t *shape, int rank, const float *data) {
+  return dnnl::memory(
+      {dimsOf(shape, rank), dnnl::memory::data_type::f32, plainTag(rank)},
+      cpuEngine(), const_cast<float *>(data));
+}
+
+/// `plain` in `converted`'s layout when that is set (copied in), else
+/// `plain` itself.
+dnnl::memory inLayout(dnnl::memory plain, dnnl::memory converted) {
+  if (!converted)
+    return plain;
+  dnnl::reorder(plain, converted).execute(cpuStream(), plain, converted);
+  return converted;
 }
 
 } // namespace
@@ -131,58 +317,92 @@ bool dnnlConv(const float *x, const int64_t *xShape, const float *w,
               const int64_t *yShape, int spatial, const int64_t *strides,
               const int64_t *pads, const int64_t *dilations, int64_t group,
               bool parameterWeight) {
-  using dt = dnnl::memory::data_type;
-  if (spatial < 1 || spatial > 3)
-    return false;
-  static std::unordered_map<std::string, ConvSite> sites;
-  std::string key =
-      siteKey(xShape, wShape, bias, spatial, strides, pads, dilations, group);
-  auto it = sites.find(key);
-  if (it == sites.end()) {
-    try {
-      it = sites
-               .emplace(key, makeSite(xShape, wShape, bias, yShape, spatial,
-                                      strides, pads, dilations, group))
-               .first;
-    } catch (const dnnl::error &) {
-      return false; // No oneDNN implementation: the caller's kernel runs.
-    }
-  }
-  ConvSite &site = it->second;
+  ConvSite *site = siteFor<ConvSite>(
+      spatial,
+      siteKey(xShape, wShape, bias, spatial, strides, pads, dilations, group),
+      [&] {
+        return makeSite(xShape, wShape, bias, yShape, spatial, strides, pads,
+                        dilations, group);
+      });
+  if (!site)
+    return false; // No oneDNN implementation: the caller's kernel runs.
   int rank = spatial + 2;
-  dnnl::engine &engine = cpuEngine();
   dnnl::stream &stream = cpuStream();
-  auto plain = [&](const int64_t *shape, const float *data) {
-    return dnnl::memory({dimsOf(shape, rank), dt::f32, plainTag(rank)}, engine,
-                        const_cast<float *>(data));
-  };
   int64_t epoch = parameterEpoch.load();
-  if (!parameterWeight || site.weightSource != w || site.weightEpoch != epoch) {
-    dnnl::memory::desc weightDesc = site.desc.weights_desc();
-    dnnl::memory source(dnnl::memory::desc(weightDesc.dims(), dt::f32,
-                                           plainTag(static_cast<int>(
-                                               weightDesc.dims().size()))),
-                        engine, const_cast<float *>(w));
-    dnnl::reorder(source, site.weights).execute(stream, source, site.weights);
-    site.weightSource = w;
-    site.weightEpoch = parameterWeight ? epoch : -1;
-  }
-  dnnl::memory src = plain(xShape, x), dst = plain(yShape, y);
-  if (site.src) {
-    dnnl::reorder(src, site.src).execute(stream, src, site.src);
-    src = site.src;
+  if (!parameterWeight || site->weightSource != w ||
+      site->weightEpoch != epoch) {
+    dnnl::memory::dims dims = weightDims(wShape, rank, group);
+    dnnl::memory source({dims, dnnl::memory::data_type::f32,
+                         plainTag(static_cast<int>(dims.size()))},
+                        cpuEngine(), const_cast<float *>(w));
+    dnnl::reorder(source, site->weights).execute(stream, source, site->weights);
+    site->weightSource = w;
+    site->weightEpoch = parameterWeight ? epoch : -1;
   }
   std::unordered_map<int, dnnl::memory> args = {
-      {DNNL_ARG_SRC, src},
-      {DNNL_ARG_WEIGHTS, site.weights},
-      {DNNL_ARG_DST, site.dst ? site.dst : dst}};
+      {DNNL_ARG_SRC, inLayout(plainMemory(xShape, rank, x), site->src)},
+      {DNNL_ARG_WEIGHTS, site->weights}};
   if (bias)
-    args[DNNL_ARG_BIAS] = dnnl::memory({{wShape[0]}, dt::f32, plainTag(1)},
-                                       engine, const_cast<float *>(bias));
-  site.primitive.execute(stream, args);
-  if (site.dst)
-    dnnl::reorder(site.dst, dst).execute(stream, site.dst, dst);
-  stream.wait();
+    args[DNNL_ARG_BIAS] = plainMemory(wShape, 1, bias);
+  execute(site->primitive, args, DNNL_ARG_DST, plainMemory(yShape, rank, y),
+          site->dst);
+  return true;
+}
+
+bool dnnlConvTranspose(const float *x, const int64_t *xShape, const float *w,
+                       const int64_t *wShape, const float *bias, float *y,
+                       const int64_t *yShape, int spatial,
+                       const int64_t *strides, const int64_t *pads,
+                       const int64_t *dilations, int64_t group) {
+  // The output's shape holds the output padding.
+  std::string key =
+      siteKey(xShape, wShape, bias, spatial, strides, pads, dilations, group) +
+      siteKey(yShape, yShape, false, spatial, strides, pads, dilations, 1);
+  TransposeSite *site = siteFor<TransposeSite>(spatial, key, [&] {
+    return makeTransposeSite(xShape, wShape, bias, yShape, spatial, strides,
+                             pads, dilations, group);
+  });
+  if (!site)
+    return false;
+  int rank = spatial + 2;
+  dnnl::memory source(transposedWeights(wShape, rank, group), cpuEngine(),
+                      const_cast<float *>(w));
+  dnnl::reorder(source, site->weights)
+      .execute(cpuStream(), source, site->weights);
+  std::unordered_map<int, dnnl::memory> args = {
+      {DNNL_ARG_SRC, inLayout(plainMemory(xShape, rank, x), site->src)},
+      {DNNL_ARG_WEIGHTS, site->weights}};
+  if (bias)
+    args[DNNL_ARG_BIAS] = plainMemory(yShape + 1, 1, bias);
+  execute(site->primitive, args, DNNL_ARG_DST, plainMemory(yShape, rank, y),
+          site->dst);
+  return true;
+}
+
+bool dnnlConvWeightGrad(const float *x, const int64_t *xShape, const float *dy,
+                        const int64_t *dyShape, float *dw,
+                        const int64_t *wShape, int spatial,
+                        const int64_t *strides, const int64_t *pads,
+                        const int64_t *dilations, int64_t group) {
+  WeightGradSite *site = siteFor<WeightGradSite>(
+      spatial,
+      siteKey(xShape, wShape, false, spatial, strides, pads, dilations, group),
+      [&] {
+        return makeWeightGradSite(xShape, dyShape, wShape, spatial, strides,
+                                  pads, dilations, group);
+      });
+  if (!site)
+    return false;
+  int rank = spatial + 2;
+  dnnl::memory::dims dims = weightDims(wShape, rank, group);
+  dnnl::memory result({dims, dnnl::memory::data_type::f32,
+                       plainTag(static_cast<int>(dims.size()))},
+                      cpuEngine(), dw);
+  execute(site->primitive,
+          {{DNNL_ARG_SRC, inLayout(plainMemory(xShape, rank, x), site->src)},
+           {DNNL_ARG_DIFF_DST,
+            inLayout(plainMemory(dyShape, rank, dy), site->diffDst)}},
+          DNNL_ARG_DIFF_WEIGHTS, result, site->diffWeights);
   return true;
 }
 

@@ -68,6 +68,23 @@ bool dnnlConv(const float *x, const int64_t *xShape, const float *w,
               const int64_t *pads, const int64_t *dilations, int64_t group,
               bool parameterWeight);
 
+/// pipe.conv_transpose on float32 through oneDNN; false where oneDNN has
+/// no kernel for it.
+bool dnnlConvTranspose(const float *x, const int64_t *xShape,
+                       const float *w, const int64_t *wShape,
+                       const float *bias, float *y, const int64_t *yShape,
+                       int spatial, const int64_t *strides,
+                       const int64_t *pads, const int64_t *dilations,
+                       int64_t group);
+
+/// pipe.conv_weight_grad on float32 through oneDNN; false where oneDNN has
+/// no kernel for it.
+bool dnnlConvWeightGrad(const float *x, const int64_t *xShape,
+                        const float *dy, const int64_t *dyShape, float *dw,
+                        const int64_t *wShape, int spatial,
+                        const int64_t *strides, const int64_t *pads,
+                        const int64_t *dilations, int64_t group);
+
 /// Parameters have been written (an optimizer step, updated statistics):
 /// kernels that keep a parameter in their own layout read it again.
 void parametersChanged();
