@@ -84,31 +84,24 @@ static std::string runShapeInference(const onnx::ModelProto &model,
   return error;
 }
 
-/// The rank of value `name` as shape inference left it (or an
-/// initializer's), or -1.
-static int rankOf(const onnx::GraphProto &graph, const std::string &name) {
-  for (const auto *infos : {&graph.input(), &graph.value_info()})
+/// The shape of value `name` as shape inference left it (graph inputs,
+/// outputs and intermediate values) or an initializer's: its extents, 0
+/// where unknown; none where even the rank is.
+static std::optional<std::vector<int64_t>>
+shapeOf(const onnx::GraphProto &graph, const std::string &name) {
+  for (const auto *infos :
+       {&graph.input(), &graph.value_info(), &graph.output()})
     for (const onnx::ValueInfoProto &info : *infos)
-      if (info.name() == name && info.type().tensor_type().has_shape())
-        return info.type().tensor_type().shape().dim_size();
+      if (info.name() == name && info.type().tensor_type().has_shape()) {
+        std::vector<int64_t> shape;
+        for (const auto &dim : info.type().tensor_type().shape().dim())
+          shape.push_back(dim.has_dim_value() ? dim.dim_value() : 0);
+        return shape;
+      }
   for (const onnx::TensorProto &tensor : graph.initializer())
     if (tensor.name() == name)
-      return tensor.dims_size();
-  return -1;
-}
-
-/// The extent of dimension `dim` of value `name`, or -1.
-static int64_t extentOf(const onnx::GraphProto &graph, const std::string &name,
-                        int dim) {
-  for (const auto *infos : {&graph.input(), &graph.value_info()})
-    for (const onnx::ValueInfoProto &info : *infos)
-      if (info.name() == name && info.type().tensor_type().has_shape() &&
-          dim < info.type().tensor_type().shape().dim_size())
-        return info.type().tensor_type().shape().dim(dim).dim_value();
-  for (const onnx::TensorProto &tensor : graph.initializer())
-    if (tensor.name() == name && dim < tensor.dims_size())
-      return tensor.dims(dim);
-  return -1;
+      return std::vector<int64_t>(tensor.dims().begin(), tensor.dims().end());
+  return std::nullopt;
 }
 
 /// Whether `node` has attribute `name`, and its integer value.
@@ -125,25 +118,51 @@ static std::optional<int64_t> intAttribute(const onnx::NodeProto &node,
 /// numpy broadcasting, which the version converter assumes, aligns with
 /// the last axes. Unsqueezing such an operand with trailing ones to reach
 /// the first's last axis keeps the meaning across the conversion.
-static void alignLegacyBroadcasts(onnx::GraphProto &graph) {
+static std::string alignLegacyBroadcasts(onnx::GraphProto &graph) {
   static const llvm::StringSet<> binary = {"Add",   "Sub",     "Mul", "Div",
                                            "Pow",   "And",     "Or",  "Xor",
                                            "Equal", "Greater", "Less"};
   std::vector<onnx::NodeProto> nodes(graph.node().begin(), graph.node().end());
   graph.clear_node();
+  // The names every value has, so that the new ones are fresh.
+  llvm::StringSet<> names;
+  for (const onnx::NodeProto &node : nodes)
+    for (const std::string &output : node.output())
+      names.insert(output);
+  for (const auto *infos : {&graph.input(), &graph.output()})
+    for (const onnx::ValueInfoProto &info : *infos)
+      names.insert(info.name());
+  for (const onnx::TensorProto &tensor : graph.initializer())
+    names.insert(tensor.name());
   for (onnx::NodeProto &node : nodes) {
-    int lhsRank = node.input_size() == 2 ? rankOf(graph, node.input(0)) : -1;
-    int rhsRank = node.input_size() == 2 ? rankOf(graph, node.input(1)) : -1;
+    std::optional<std::vector<int64_t>> lhs, rhs;
+    if (node.input_size() == 2 && !node.input(1).empty()) {
+      lhs = shapeOf(graph, node.input(0));
+      rhs = shapeOf(graph, node.input(1));
+    }
+    int lhsRank = lhs ? static_cast<int>(lhs->size()) : -1;
+    int rhsRank = rhs ? static_cast<int>(rhs->size()) : -1;
     int axis = -1;
-    if (binary.contains(node.op_type()) && intAttribute(node, "broadcast"))
-      axis = intAttribute(node, "axis").value_or(lhsRank - rhsRank);
+    if (binary.contains(node.op_type()) &&
+        intAttribute(node, "broadcast").value_or(0)) {
+      std::optional<int64_t> given = intAttribute(node, "axis");
+      if (given && (lhsRank < 0 || rhsRank < 0))
+        return node.op_type() + " node '" + node.name() +
+               "' broadcasts along axis " + std::to_string(*given) +
+               ", but shape inference leaves the rank of its operands "
+               "unknown";
+      axis = given.value_or(lhsRank - rhsRank);
+    }
+    // A one-dimensional slope of several values runs along the channels,
+    // whether or not their number is known.
     else if (node.op_type() == "PRelu" && rhsRank == 1 && lhsRank > 2 &&
-             extentOf(graph, node.input(1), 0) > 1 &&
-             extentOf(graph, node.input(1), 0) ==
-                 extentOf(graph, node.input(0), 1))
+             (*rhs)[0] > 1 && ((*lhs)[1] == 0 || (*lhs)[1] == (*rhs)[0]))
       axis = 1;
     if (lhsRank >= 0 && rhsRank >= 0 && axis >= 0 && axis + rhsRank < lhsRank) {
-      std::string name = node.name() + "." + node.input(1) + ".aligned";
+      std::string name = node.input(1) + ".aligned";
+      for (int fresh = 1; names.contains(name); ++fresh)
+        name = node.input(1) + ".aligned" + std::to_string(fresh);
+      names.insert(name);
       onnx::NodeProto *unsqueeze = graph.add_node();
       unsqueeze->set_op_type("Unsqueeze");
       unsqueeze->set_name(name);
@@ -162,6 +181,7 @@ static void alignLegacyBroadcasts(onnx::GraphProto &graph) {
     }
     *graph.add_node() = node;
   }
+  return "";
 }
 
 /// Models of opsets 1 to 6, PyTorch's early exports (`broadcast`
@@ -178,19 +198,24 @@ static std::string upgradeLegacyModel(onnx::ModelProto &model,
         !onnx::OpSchemaRegistry::Schema(node.op_type(),
                                         static_cast<int>(opset)))
       return "";
-  std::string error;
+  std::string error, unaligned;
   llvm::CrashRecoveryContext::Enable();
   llvm::CrashRecoveryContext recovery;
   bool finished = recovery.RunSafely([&] {
     try {
       onnx::shape_inference::InferShapes(model);
-      alignLegacyBroadcasts(*model.mutable_graph());
+      unaligned = alignLegacyBroadcasts(*model.mutable_graph());
+      if (!unaligned.empty())
+        return;
       onnx::shape_inference::InferShapes(model);
       model = onnx::version_conversion::ConvertVersion(model, 9);
     } catch (const std::exception &exception) {
       error = llvm::StringRef(exception.what()).trim().str();
     }
   });
+  if (!unaligned.empty())
+    return "'" + path.str() + "' is a model of opset " + std::to_string(opset) +
+           ", which pipe converts to opset 9: " + unaligned;
   if (!finished || !error.empty())
     return "'" + path.str() + "' is a model of opset " + std::to_string(opset) +
            ", which ONNX's version converter cannot bring to opset 9" +

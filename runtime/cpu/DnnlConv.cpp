@@ -1,13 +1,15 @@
 //===- DnnlConv.cpp - float convolutions through oneDNN -------------------===//
 //
 // pipe.conv, pipe.conv_transpose and pipe.conv_weight_grad on float32
-// through oneDNN, as PyTorch's CPU path does. Each call
-// site's primitive is built once and kept, keyed by its shapes and
-// attributes. Windowed convolutions let oneDNN pick its blocked layouts
+// through oneDNN, as PyTorch's CPU path does. Each call site's primitive is
+// built once and kept, keyed by its shapes and attributes (a site oneDNN
+// cannot run is remembered, and the caller's kernel runs). Windowed convolutions let oneDNN pick its blocked layouts
 // (its direct and depthwise kernels need them) and reorder the activations
-// in and out; pointwise ones stay in NCHW, where its GEMM wins over the
-// reorders. A weight that is a parameter is reordered once per parameter
-// epoch; any other weight on every call.
+// in and out, through scratch buffers shared by every call site; pointwise
+// ones stay in NCHW, where its GEMM wins over the reorders. A weight that
+// is a parameter has a site of its own and is reordered once per
+// parameter epoch (a copy of the convolution weights lives beside the
+// parameters); any other weight on every call.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,8 +18,10 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <atomic>
+#include <memory>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 namespace pipe_rt {
 namespace cpu {
@@ -44,8 +48,8 @@ struct ConvSite {
   dnnl::memory weights;
   const float *weightSource = nullptr;
   int64_t weightEpoch = -1;
-  /// Activations in the primitive's layout, where it is not the plain one.
-  dnnl::memory src, dst;
+  /// The activations' layouts where they are not the plain ones.
+  dnnl::memory::desc src, dst;
 };
 
 dnnl::memory::dims dimsOf(const int64_t *shape, int rank) {
@@ -71,14 +75,25 @@ dnnl::memory::dims weightDims(const int64_t *wShape, int rank, int64_t group) {
   return dims;
 }
 
-/// A memory of `desc` where it is not the plain layout of `shape`; else
-/// none.
-dnnl::memory unlessPlain(const dnnl::memory::desc &desc, const int64_t *shape,
-                         int rank) {
+/// `desc` where it is not the plain layout of `shape`; else the zero
+/// descriptor.
+dnnl::memory::desc unlessPlain(const dnnl::memory::desc &desc,
+                               const int64_t *shape, int rank) {
   if (desc == dnnl::memory::desc(dimsOf(shape, rank),
                                  dnnl::memory::data_type::f32, plainTag(rank)))
-    return dnnl::memory();
-  return dnnl::memory(desc, cpuEngine());
+    return dnnl::memory::desc();
+  return desc;
+}
+
+/// Activations in a primitive's own layout live in these buffers, shared
+/// by every call site and grown to the largest: slot 0 for the source,
+/// 1 for the destination (or the output's gradient), 2 for a weight
+/// gradient. Only one primitive runs at a time.
+void *scratch(int slot, size_t bytes) {
+  static std::vector<char> buffers[3];
+  if (buffers[slot].size() < bytes)
+    buffers[slot].resize(bytes);
+  return buffers[slot].data();
 }
 
 std::string siteKey(const int64_t *xShape, const int64_t *wShape, bool hasBias,
@@ -155,12 +170,12 @@ ConvSite makeSite(const int64_t *xShape, const int64_t *wShape, bool hasBias,
   return site;
 }
 
-/// One call site of a weight gradient: its primitive, and its activations
-/// and result in the primitive's layouts where those are not plain.
+/// One call site of a weight gradient: its primitive, and the layouts of
+/// its activations and result where those are not plain.
 struct WeightGradSite {
   dnnl::convolution_backward_weights::primitive_desc desc;
   dnnl::convolution_backward_weights primitive;
-  dnnl::memory src, diffDst, diffWeights;
+  dnnl::memory::desc src, diffDst, diffWeights;
 };
 
 WeightGradSite makeWeightGradSite(const int64_t *xShape, const int64_t *dyShape,
@@ -188,16 +203,17 @@ WeightGradSite makeWeightGradSite(const int64_t *xShape, const int64_t *dyShape,
                                   dnnl::memory::data_type::f32,
                                   plainTag(spatial + 2 + (group > 1)));
   if (site.desc.diff_weights_desc() != plainWeights)
-    site.diffWeights = dnnl::memory(site.desc.diff_weights_desc(), cpuEngine());
+    site.diffWeights = site.desc.diff_weights_desc();
   return site;
 }
 
 /// One call site of a transposed convolution: its primitive, its weights
-/// in the primitive's layout, and its activations where not plain.
+/// in the primitive's layout, and its activations' layouts where not plain.
 struct TransposeSite {
   dnnl::deconvolution_forward::primitive_desc desc;
   dnnl::deconvolution_forward primitive;
-  dnnl::memory weights, src, dst;
+  dnnl::memory weights;
+  dnnl::memory::desc src, dst;
 };
 
 /// The weights of a transposed convolution, [C, M/group, k...], as
@@ -263,32 +279,40 @@ TransposeSite makeTransposeSite(const int64_t *xShape, const int64_t *wShape,
 }
 
 /// The call site of kind `Site` and `key`, made by `make` the first time;
-/// null where oneDNN has no implementation for it (or for `spatial`).
+/// null where oneDNN has no implementation for it (remembered) or for
+/// `spatial`.
 template <typename Site, typename Make>
 Site *siteFor(int spatial, const std::string &key, Make make) {
-  static std::unordered_map<std::string, Site> sites;
+  static std::unordered_map<std::string, std::unique_ptr<Site>> sites;
   if (spatial < 1 || spatial > 3)
     return nullptr;
   auto it = sites.find(key);
   if (it == sites.end()) {
+    std::unique_ptr<Site> site;
     try {
-      it = sites.emplace(key, make()).first;
+      site = std::make_unique<Site>(make());
     } catch (const dnnl::error &) {
-      return nullptr;
     }
+    it = sites.emplace(key, std::move(site)).first;
   }
-  return &it->second;
+  return it->second.get();
 }
 
-/// Runs `primitive` on `args` and, where its output `converted` is in
-/// another layout than `plain`, reorders it there.
+/// Runs `primitive` on `args` with its output `output` in `plain`, or,
+/// where the primitive wants the layout `converted`, in scratch slot
+/// `slot` and reordered into `plain`.
 void execute(const dnnl::primitive &primitive,
              std::unordered_map<int, dnnl::memory> args, int output,
-             dnnl::memory plain, dnnl::memory converted) {
-  args[output] = converted ? converted : plain;
+             dnnl::memory plain, const dnnl::memory::desc &converted,
+             int slot) {
+  dnnl::memory target = plain;
+  if (!converted.is_zero())
+    target = dnnl::memory(converted, cpuEngine(),
+                          scratch(slot, converted.get_size()));
+  args[output] = target;
   primitive.execute(cpuStream(), args);
-  if (converted)
-    dnnl::reorder(converted, plain).execute(cpuStream(), converted, plain);
+  if (!converted.is_zero())
+    dnnl::reorder(target, plain).execute(cpuStream(), target, plain);
   cpuStream().wait();
 }
 
@@ -299,13 +323,16 @@ dnnl::memory plainMemory(const int64_t *shape, int rank, const float *data) {
       cpuEngine(), const_cast<float *>(data));
 }
 
-/// `plain` in `converted`'s layout when that is set (copied in), else
-/// `plain` itself.
-dnnl::memory inLayout(dnnl::memory plain, dnnl::memory converted) {
-  if (!converted)
+/// `plain` in the layout `converted` (copied into scratch slot `slot`)
+/// where that is set, else `plain` itself.
+dnnl::memory inLayout(dnnl::memory plain, const dnnl::memory::desc &converted,
+                      int slot) {
+  if (converted.is_zero())
     return plain;
-  dnnl::reorder(plain, converted).execute(cpuStream(), plain, converted);
-  return converted;
+  dnnl::memory copy(converted, cpuEngine(),
+                    scratch(slot, converted.get_size()));
+  dnnl::reorder(plain, copy).execute(cpuStream(), plain, copy);
+  return copy;
 }
 
 } // namespace
@@ -317,36 +344,48 @@ bool dnnlConv(const float *x, const int64_t *xShape, const float *w,
               const int64_t *yShape, int spatial, const int64_t *strides,
               const int64_t *pads, const int64_t *dilations, int64_t group,
               bool parameterWeight) {
-  ConvSite *site = siteFor<ConvSite>(
-      spatial,
-      siteKey(xShape, wShape, bias, spatial, strides, pads, dilations, group),
-      [&] {
-        return makeSite(xShape, wShape, bias, yShape, spatial, strides, pads,
-                        dilations, group);
-      });
-  if (!site)
-    return false; // No oneDNN implementation: the caller's kernel runs.
-  int rank = spatial + 2;
-  dnnl::stream &stream = cpuStream();
-  int64_t epoch = parameterEpoch.load();
-  if (!parameterWeight || site->weightSource != w ||
-      site->weightEpoch != epoch) {
-    dnnl::memory::dims dims = weightDims(wShape, rank, group);
-    dnnl::memory source({dims, dnnl::memory::data_type::f32,
-                         plainTag(static_cast<int>(dims.size()))},
-                        cpuEngine(), const_cast<float *>(w));
-    dnnl::reorder(source, site->weights).execute(stream, source, site->weights);
-    site->weightSource = w;
-    site->weightEpoch = parameterWeight ? epoch : -1;
+  // A failure inside oneDNN leaves the work to the caller's kernel.
+  try {
+    ConvSite *site = siteFor<ConvSite>(
+        spatial,
+        siteKey(xShape, wShape, bias, spatial, strides, pads, dilations,
+                group) +
+            // Each parameter its own site, so that convolutions of one
+            // shape keep their weights apart.
+            (parameterWeight
+                 ? "@" + std::to_string(reinterpret_cast<uintptr_t>(w))
+                 : std::string()),
+        [&] {
+          return makeSite(xShape, wShape, bias, yShape, spatial, strides, pads,
+                          dilations, group);
+        });
+    if (!site)
+      return false; // No oneDNN implementation: the caller's kernel runs.
+    int rank = spatial + 2;
+    dnnl::stream &stream = cpuStream();
+    int64_t epoch = parameterEpoch.load();
+    if (!parameterWeight || site->weightSource != w ||
+        site->weightEpoch != epoch) {
+      dnnl::memory::dims dims = weightDims(wShape, rank, group);
+      dnnl::memory source({dims, dnnl::memory::data_type::f32,
+                           plainTag(static_cast<int>(dims.size()))},
+                          cpuEngine(), const_cast<float *>(w));
+      dnnl::reorder(source, site->weights)
+          .execute(stream, source, site->weights);
+      site->weightSource = w;
+      site->weightEpoch = parameterWeight ? epoch : -1;
+    }
+    std::unordered_map<int, dnnl::memory> args = {
+        {DNNL_ARG_SRC, inLayout(plainMemory(xShape, rank, x), site->src, 0)},
+        {DNNL_ARG_WEIGHTS, site->weights}};
+    if (bias)
+      args[DNNL_ARG_BIAS] = plainMemory(wShape, 1, bias);
+    execute(site->primitive, args, DNNL_ARG_DST, plainMemory(yShape, rank, y),
+            site->dst, 1);
+    return true;
+  } catch (const dnnl::error &) {
+    return false;
   }
-  std::unordered_map<int, dnnl::memory> args = {
-      {DNNL_ARG_SRC, inLayout(plainMemory(xShape, rank, x), site->src)},
-      {DNNL_ARG_WEIGHTS, site->weights}};
-  if (bias)
-    args[DNNL_ARG_BIAS] = plainMemory(wShape, 1, bias);
-  execute(site->primitive, args, DNNL_ARG_DST, plainMemory(yShape, rank, y),
-          site->dst);
-  return true;
 }
 
 bool dnnlConvTranspose(const float *x, const int64_t *xShape, const float *w,
@@ -354,29 +393,35 @@ bool dnnlConvTranspose(const float *x, const int64_t *xShape, const float *w,
                        const int64_t *yShape, int spatial,
                        const int64_t *strides, const int64_t *pads,
                        const int64_t *dilations, int64_t group) {
-  // The output's shape holds the output padding.
-  std::string key =
-      siteKey(xShape, wShape, bias, spatial, strides, pads, dilations, group) +
-      siteKey(yShape, yShape, false, spatial, strides, pads, dilations, 1);
-  TransposeSite *site = siteFor<TransposeSite>(spatial, key, [&] {
-    return makeTransposeSite(xShape, wShape, bias, yShape, spatial, strides,
-                             pads, dilations, group);
-  });
-  if (!site)
+  // A failure inside oneDNN leaves the work to the caller's kernel.
+  try {
+    // The output's shape holds the output padding.
+    std::string key =
+        siteKey(xShape, wShape, bias, spatial, strides, pads, dilations,
+                group) +
+        siteKey(yShape, yShape, false, spatial, strides, pads, dilations, 1);
+    TransposeSite *site = siteFor<TransposeSite>(spatial, key, [&] {
+      return makeTransposeSite(xShape, wShape, bias, yShape, spatial, strides,
+                               pads, dilations, group);
+    });
+    if (!site)
+      return false;
+    int rank = spatial + 2;
+    dnnl::memory source(transposedWeights(wShape, rank, group), cpuEngine(),
+                        const_cast<float *>(w));
+    dnnl::reorder(source, site->weights)
+        .execute(cpuStream(), source, site->weights);
+    std::unordered_map<int, dnnl::memory> args = {
+        {DNNL_ARG_SRC, inLayout(plainMemory(xShape, rank, x), site->src, 0)},
+        {DNNL_ARG_WEIGHTS, site->weights}};
+    if (bias)
+      args[DNNL_ARG_BIAS] = plainMemory(yShape + 1, 1, bias);
+    execute(site->primitive, args, DNNL_ARG_DST, plainMemory(yShape, rank, y),
+            site->dst, 1);
+    return true;
+  } catch (const dnnl::error &) {
     return false;
-  int rank = spatial + 2;
-  dnnl::memory source(transposedWeights(wShape, rank, group), cpuEngine(),
-                      const_cast<float *>(w));
-  dnnl::reorder(source, site->weights)
-      .execute(cpuStream(), source, site->weights);
-  std::unordered_map<int, dnnl::memory> args = {
-      {DNNL_ARG_SRC, inLayout(plainMemory(xShape, rank, x), site->src)},
-      {DNNL_ARG_WEIGHTS, site->weights}};
-  if (bias)
-    args[DNNL_ARG_BIAS] = plainMemory(yShape + 1, 1, bias);
-  execute(site->primitive, args, DNNL_ARG_DST, plainMemory(yShape, rank, y),
-          site->dst);
-  return true;
+  }
 }
 
 bool dnnlConvWeightGrad(const float *x, const int64_t *xShape, const float *dy,
@@ -384,26 +429,33 @@ bool dnnlConvWeightGrad(const float *x, const int64_t *xShape, const float *dy,
                         const int64_t *wShape, int spatial,
                         const int64_t *strides, const int64_t *pads,
                         const int64_t *dilations, int64_t group) {
-  WeightGradSite *site = siteFor<WeightGradSite>(
-      spatial,
-      siteKey(xShape, wShape, false, spatial, strides, pads, dilations, group),
-      [&] {
-        return makeWeightGradSite(xShape, dyShape, wShape, spatial, strides,
-                                  pads, dilations, group);
-      });
-  if (!site)
+  // A failure inside oneDNN leaves the work to the caller's kernel.
+  try {
+    WeightGradSite *site = siteFor<WeightGradSite>(
+        spatial,
+        siteKey(xShape, wShape, false, spatial, strides, pads, dilations,
+                group),
+        [&] {
+          return makeWeightGradSite(xShape, dyShape, wShape, spatial, strides,
+                                    pads, dilations, group);
+        });
+    if (!site)
+      return false;
+    int rank = spatial + 2;
+    dnnl::memory::dims dims = weightDims(wShape, rank, group);
+    dnnl::memory result({dims, dnnl::memory::data_type::f32,
+                         plainTag(static_cast<int>(dims.size()))},
+                        cpuEngine(), dw);
+    execute(
+        site->primitive,
+        {{DNNL_ARG_SRC, inLayout(plainMemory(xShape, rank, x), site->src, 0)},
+         {DNNL_ARG_DIFF_DST,
+          inLayout(plainMemory(dyShape, rank, dy), site->diffDst, 1)}},
+        DNNL_ARG_DIFF_WEIGHTS, result, site->diffWeights, 2);
+    return true;
+  } catch (const dnnl::error &) {
     return false;
-  int rank = spatial + 2;
-  dnnl::memory::dims dims = weightDims(wShape, rank, group);
-  dnnl::memory result({dims, dnnl::memory::data_type::f32,
-                       plainTag(static_cast<int>(dims.size()))},
-                      cpuEngine(), dw);
-  execute(site->primitive,
-          {{DNNL_ARG_SRC, inLayout(plainMemory(xShape, rank, x), site->src)},
-           {DNNL_ARG_DIFF_DST,
-            inLayout(plainMemory(dyShape, rank, dy), site->diffDst)}},
-          DNNL_ARG_DIFF_WEIGHTS, result, site->diffWeights);
-  return true;
+  }
 }
 
 } // namespace cpu

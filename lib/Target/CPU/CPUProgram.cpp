@@ -274,7 +274,9 @@ SmallVector<std::string> mlir::pipe::runtimeLinkArgs() {
           PIPE_OPENBLAS_LIBRARY,
           ("-Wl,-rpath," + llvm::sys::path::parent_path(PIPE_OPENBLAS_LIBRARY))
               .str(),
-          "-ldnnl",
+          PIPE_DNNL_LIBRARY,
+          ("-Wl,-rpath," + llvm::sys::path::parent_path(PIPE_DNNL_LIBRARY))
+              .str(),
           "-lonnx",
           "-lonnx_proto",
           "-lprotobuf",

@@ -72,8 +72,9 @@ foldPointwise(ArrayRef<Attribute> operands, RankedTensorType resultType,
   SmallVector<ArrayRef<int64_t>> shapes;
   for (Attribute operand : operands) {
     DenseElementsAttr dense = smallDense(operand);
+    // Integers are evaluated as signed: unsigned ones are left to run time.
     constexpr bool isInt = std::is_same_v<In, APInt>;
-    if (!dense || (isInt ? !isa<IntegerType>(dense.getElementType())
+    if (!dense || (isInt ? !dense.getElementType().isSignlessInteger()
                          : !isa<FloatType>(dense.getElementType())))
       return {};
     values.emplace_back(dense.getValues<In>());
