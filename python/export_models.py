@@ -8,7 +8,8 @@ python3-torchvision:
 
 Models (all small and with fixed seeds, so exports are reproducible):
   mlp       Linear-ReLU-Linear-Tanh-Linear, forward only.
-  cnn       Conv-BN-ReLU, a residual block, max-pool, linear head.
+  cnn       Conv-BN-ReLU (non-default batch-norm statistics), a residual
+            block, max-pool, linear head.
   gpt       token and position embeddings, causal nn.MultiheadAttention,
             LayerNorm, GELU MLP, cross-entropy loss; exported in training
             mode, so its single output is the loss.
@@ -49,6 +50,14 @@ class ResidualCNN(nn.Module):
         self.conv2 = nn.Conv2d(8, 8, 3, padding=1)
         self.pool = nn.MaxPool2d(2)
         self.head = nn.Linear(8 * 4 * 4, 10)
+        # Running statistics and affine terms away from their defaults, so
+        # that inference (where pipe folds the batch norm into the
+        # convolution before it) tests every term.
+        with torch.no_grad():
+            self.bn.running_mean.uniform_(-0.5, 0.5)
+            self.bn.running_var.uniform_(0.5, 2.0)
+            self.bn.weight.uniform_(0.5, 1.5)
+            self.bn.bias.uniform_(-0.5, 0.5)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         h = F.relu(self.bn(self.stem(x)))

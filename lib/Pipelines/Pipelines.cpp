@@ -23,6 +23,8 @@ void mlir::pipe::buildPreparePipeline(OpPassManager &pm,
   // returns stays.
   if (!options.train && options.inferenceMode)
     pm.addPass(createInferenceMode());
+  if (!options.train)
+    pm.addPass(createFoldBatchNorm());
   pm.addPass(createCSEPass());
   pm.addPass(createCanonicalizerPass());
 }

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Kernels.h"
+#include "Math.h"
 #include "ShapeUtil.h"
 
 #include <algorithm>
@@ -92,20 +93,12 @@ void batchNormTrain(const T *x, const int64_t *xShape, int rank, const T *scale,
 #pragma omp parallel for if (count * channels > 32768)
   for (int64_t c = 0; c < channels; ++c) {
     double sum = 0;
-    for (int64_t n = 0; n < batch; ++n) {
-      const T *in = x + (n * channels + c) * size;
-      for (int64_t i = 0; i < size; ++i)
-        sum += double(in[i]);
-    }
+    for (int64_t n = 0; n < batch; ++n)
+      sum += sumInDouble(x + (n * channels + c) * size, size);
     double m = sum / double(count);
     double squares = 0;
-    for (int64_t n = 0; n < batch; ++n) {
-      const T *in = x + (n * channels + c) * size;
-      for (int64_t i = 0; i < size; ++i) {
-        double d = double(in[i]) - m;
-        squares += d * d;
-      }
-    }
+    for (int64_t n = 0; n < batch; ++n)
+      squares += squaresAboutInDouble(x + (n * channels + c) * size, size, m);
     // The biased batch variance both normalizes and updates the running
     // variance: ONNX BatchNormalization-15 and its backend test data
     // (test_batchnorm_*_training_mode). torch's running update uses the
@@ -180,6 +173,34 @@ void softmax(const T *x, T *y, int64_t outer, int64_t extent, int64_t inner,
              bool log) {
   if (outer * extent * inner == 0)
     return;
+  if (inner == 1) {
+    // Softmax over contiguous rows: the exps vectorize (cpu::exp); the sum
+    // stays sequential, in double.
+#pragma omp parallel for if (outer * extent > 32768)
+    for (int64_t o = 0; o < outer; ++o) {
+      const T *in = x + o * extent;
+      T *out = y + o * extent;
+      T top = in[0];
+      for (int64_t e = 1; e < extent; ++e)
+        if (in[e] > top || std::isnan(in[e]))
+          top = in[e];
+      for (int64_t e = 0; e < extent; ++e)
+        out[e] = cpu::exp(in[e] - top);
+      double sum = 0;
+      for (int64_t e = 0; e < extent; ++e)
+        sum += double(out[e]);
+      if (log) {
+        double shift = double(top) + std::log(sum);
+        for (int64_t e = 0; e < extent; ++e)
+          out[e] = T(double(in[e]) - shift);
+      } else {
+        double reciprocal = 1 / sum;
+        for (int64_t e = 0; e < extent; ++e)
+          out[e] = T(double(out[e]) * reciprocal);
+      }
+    }
+    return;
+  }
 #pragma omp parallel if (outer * extent * inner > 32768)
   {
     // Per inner position of one outer slice: maximum, then sum of exps.
@@ -199,7 +220,7 @@ void softmax(const T *x, T *y, int64_t outer, int64_t extent, int64_t inner,
       std::fill(sums.begin(), sums.end(), 0.0);
       for (int64_t e = 0; e < extent; ++e)
         for (int64_t i = 0; i < inner; ++i) {
-          T v = std::exp(in[e * inner + i] - maxima[i]);
+          T v = cpu::exp(in[e * inner + i] - maxima[i]);
           sums[i] += double(v);
           if (!log)
             out[e * inner + i] = v;

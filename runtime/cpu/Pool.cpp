@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Kernels.h"
+#include "Math.h"
 #include "ShapeUtil.h"
 
 #include <algorithm>
@@ -231,11 +232,7 @@ void globalAveragePool(const T *x, const int64_t *xShape, int rank, T *y) {
   int64_t size = product(xShape + 2, rank - 2);
 #pragma omp parallel for if (planes * size > 32768)
   for (int64_t p = 0; p < planes; ++p) {
-    const T *plane = x + p * size;
-    double sum = 0;
-    for (int64_t i = 0; i < size; ++i)
-      sum += double(plane[i]);
-    y[p] = T(sum / double(size));
+    y[p] = T(sumInDouble(x + p * size, size) / double(size));
   }
 }
 

@@ -43,6 +43,47 @@ def InferenceMode : Pass<"pipe-inference-mode"> {
   let dependentDialects = ["::mlir::pipe::PipeDialect"];
 }
 
+def FoldBatchNorm : Pass<"pipe-fold-batch-norm", "::mlir::ModuleOp"> {
+  let summary = "Fold inference batch normalization into the convolution "
+                "before it";
+  let description = [{
+    For an inference program: a `pipe.batch_norm` whose input is a
+    `pipe.conv` used by nothing else becomes that convolution with new
+    weights and bias,
+
+    ```
+    s  = scale / sqrt(variance + epsilon)          (per output channel)
+    w' = w * s                                     (along w's dimension 0)
+    b' = (b - mean) * s + bias                     (b = 0 without a bias)
+    ```
+
+    computed here, in double, from the parameters' and constants' values
+    (external parameters are read from their ONNX files), into new
+    `pipe.constant`s of the element type. Pairs whose operands are not all
+    known values are left alone. The pass must not run where training
+    updates the parameters: the pipelines add it only when compiling for
+    inference.
+
+    Before:
+    ```mlir
+    %y = pipe.conv %x, %w, %b strides [1, 1] pads [0, 0, 0, 0]
+           dilations [1, 1] group 1 : tensor<2x3x8x8xf32>,
+           tensor<4x3x1x1xf32>, tensor<4xf32>
+    %z = pipe.batch_norm %y, %scale, %bias, %mean, %var
+           : tensor<2x4x8x8xf32>, tensor<4xf32>
+    ```
+    After:
+    ```mlir
+    %w2 = pipe.constant dense<...> : tensor<4x3x1x1xf32>
+    %b2 = pipe.constant dense<...> : tensor<4xf32>
+    %z = pipe.conv %x, %w2, %b2 strides [1, 1] pads [0, 0, 0, 0]
+           dilations [1, 1] group 1 : tensor<2x3x8x8xf32>,
+           tensor<4x3x1x1xf32>, tensor<4xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::pipe::PipeDialect"];
+}
+
 def PrepareTraining : Pass<"pipe-prepare-training", "::mlir::ModuleOp"> {
   let summary = "Pick the loss and the trainable parameters of @main";
   let description = [{

@@ -55,9 +55,6 @@ static std::string formatSize(int64_t bytes) {
   return llvm::formatv("{0:f1} {1}", value, units[unit]).str();
 }
 
-/// Constants with more elements than this become resource blobs.
-static constexpr int64_t kMaxInlineElements = 256;
-
 Type mlir::pipe::convertONNXElementType(MLIRContext *context,
                                         int32_t dataType) {
   Builder b(context);
@@ -115,31 +112,6 @@ static std::string describeType(const onnx::TypeProto &type) {
                                   : "?";
   }
   return text + "]";
-}
-
-/// Builds an elements attribute from little-endian tensor bytes: inline
-/// `dense` when small, a `dense_resource` blob otherwise.
-static ElementsAttr makeElements(RankedTensorType type, StringRef name,
-                                 const std::string &bytes) {
-  if (type.getNumElements() <= kMaxInlineElements) {
-    if (type.getElementType().isInteger(1)) {
-      SmallVector<bool> values;
-      for (char byte : bytes)
-        values.push_back(byte != 0);
-      return DenseElementsAttr::get(type, values);
-    }
-    bool splat = false;
-    if (DenseElementsAttr::isValidRawBuffer(
-            type, ArrayRef<char>(bytes.data(), bytes.size()), splat))
-      return DenseElementsAttr::getFromRawBuffer(
-          type, ArrayRef<char>(bytes.data(), bytes.size()));
-  }
-  size_t alignment =
-      std::max<size_t>(1, llvm::divideCeil(type.getElementTypeBitWidth(), 8));
-  return DenseResourceElementsAttr::get(
-      type, name.empty() ? "constant" : name,
-      HeapAsmResourceBlob::allocateAndCopyWithAlign(
-          ArrayRef<char>(bytes.data(), bytes.size()), alignment));
 }
 
 namespace {
@@ -341,7 +313,7 @@ GraphImporter::importInitializer(const onnx::TensorProto &tensor) {
       !error.empty())
     return emitError() << error;
   return ConstantOp::create(builder, loc,
-                            makeElements(type, tensor.name(), bytes))
+                            elementsFromBytes(type, tensor.name(), bytes))
       .getResult();
 }
 
@@ -358,7 +330,7 @@ DenseElementsAttr GraphImporter::resolveConstant(Value value) {
   auto type = cast<RankedTensorType>(ref.getType());
   if (type.getNumElements() > kMaxInlineElements)
     return {};
-  return dyn_cast<DenseElementsAttr>(makeElements(type, "", bytes));
+  return dyn_cast<DenseElementsAttr>(elementsFromBytes(type, "", bytes));
 }
 
 /// `loc("<node name>"("<op type>"))`. The model file is left out on
@@ -513,8 +485,8 @@ Value GraphImporter::foldedConstant(Value result, DenseElementsAttr value,
   if (!value.isSplat() && !value.getElementType().isInteger(1) &&
       value.getNumElements() > kMaxInlineElements) {
     ArrayRef<char> raw = value.getRawData();
-    elements = makeElements(cast<RankedTensorType>(value.getType()), name,
-                            std::string(raw.data(), raw.size()));
+    elements = elementsFromBytes(cast<RankedTensorType>(value.getType()), name,
+                                 std::string(raw.data(), raw.size()));
   }
   OpBuilder::InsertionGuard guard(builder);
   builder.setInsertionPointAfter(producer);

@@ -456,7 +456,7 @@ static LogicalResult emitStageFiles(StageOp stage, PlanAttr plan,
       << plan.getNumStages() << ", for device '"
       << stagePlan.getDevice().getValue() << "' ("
       << stagePlan.getKind().getValue() << "). Do not edit.\n"
-      << "#include \"Kernels.h\"\n#include \"Npy.h\"\n"
+      << "#include \"Kernels.h\"\n#include \"Math.h\"\n#include \"Npy.h\"\n"
       << "#include \"StageDriver.h\"\n\n"
       << "#include <algorithm>\n#include <cmath>\n#include <cstdint>\n"
       << "#include <cstring>\n#include <string>\n\n"

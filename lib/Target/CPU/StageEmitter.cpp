@@ -16,6 +16,7 @@
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -293,11 +294,25 @@ LogicalResult StageEmitterImpl::emitFusedLoop(ArrayRef<Operation *> ops) {
   for (int64_t d = (int64_t)shape.size() - 2; d >= 0; --d)
     resultStrides[d] = resultStrides[d + 1] * shape[d + 1];
 
+  // Operands read from buffers: everything not computed inside the run.
+  llvm::SetVector<Value> external;
+  for (Operation *op : ops)
+    for (Value operand : op->getOperands())
+      if (!llvm::is_contained(ops, operand.getDefiningOp()) &&
+          tensorType(operand).getNumElements() != 1)
+        external.insert(operand);
+  SmallVector<ArrayRef<int64_t>> operandShapes;
+  for (Value operand : external)
+    operandShapes.push_back(tensorType(operand).getShape());
+  BroadcastLoop loop = splitBroadcastLoop(shape, operandShapes);
+  bool nested = loop.outer > 1;
+
   // Scalars of the loop body: values computed inside the run, or loaded
-  // from operands defined outside it.
+  // from operands defined outside it. A broadcast operand's row offset is
+  // computed once per row of a nested loop.
   llvm::DenseMap<Value, std::string> scalars;
-  std::string loads, computes;
-  llvm::raw_string_ostream loadOs(loads), computeOs(computes);
+  std::string bases, loads, computes;
+  llvm::raw_string_ostream baseOs(bases), loadOs(loads), computeOs(computes);
   int64_t next = 0;
   auto load = [&](Value value) -> std::string {
     auto it = scalars.find(value);
@@ -311,20 +326,32 @@ LogicalResult StageEmitterImpl::emitFusedLoop(ArrayRef<Operation *> ops) {
     } else if (type.getShape() == shape) {
       index = "i";
     } else {
-      // numpy broadcasting: the operand's offset from the result index.
-      ArrayRef<int64_t> operandShape = type.getShape();
-      size_t offset = shape.size() - operandShape.size();
-      int64_t stride = 1;
+      SmallVector<int64_t> strides = broadcastStrides(shape, type.getShape());
+      unsigned split = nested ? loop.splitDim : shape.size();
       SmallVector<std::string> terms;
-      for (int64_t d = (int64_t)operandShape.size() - 1; d >= 0; --d) {
-        if (operandShape[d] != 1)
-          terms.push_back(llvm::formatv("(i / {0} % {1}) * {2}",
-                                        resultStrides[d + offset],
-                                        shape[d + offset], stride)
+      for (unsigned d = 0; d < split; ++d)
+        if (strides[d] != 0)
+          terms.push_back(llvm::formatv("({0} / {1} % {2}) * {3}",
+                                        nested ? "o" : "i",
+                                        nested ? resultStrides[d] / loop.inner
+                                               : resultStrides[d],
+                                        shape[d], strides[d])
                               .str());
-        stride *= operandShape[d];
+      std::string base = terms.empty() ? "0" : llvm::join(terms, " + ");
+      if (!nested) {
+        index = base;
+      } else {
+        if (!terms.empty()) {
+          std::string baseName = "b" + std::to_string(next++);
+          baseOs << "      const int64_t " << baseName << " = " << base
+                 << ";\n";
+          base = baseName;
+        }
+        bool contiguous =
+            llvm::any_of(ArrayRef(strides).drop_front(loop.splitDim),
+                         [](int64_t stride) { return stride != 0; });
+        index = !contiguous ? base : terms.empty() ? "j" : base + " + j";
       }
-      index = llvm::join(terms, " + ");
     }
     loadOs << "      const " << elementOf(value) << " " << name << " = "
            << input(value) << "[" << index << "];\n";
@@ -347,9 +374,22 @@ LogicalResult StageEmitterImpl::emitFusedLoop(ArrayRef<Operation *> ops) {
   os << "  {\n    " << elementOf(result) << " *dst = " << output(result)
      << ";\n";
   os << "#pragma omp parallel for if (" << count << " > 32768)\n";
-  os << "    for (int64_t i = 0; i < " << count << "; ++i) {\n"
-     << loads << computes << "      dst[i] = " << scalars[result] << ";\n"
-     << "    }\n  }\n";
+  std::string body =
+      loads + computes + "      dst[i] = " + scalars[result] + ";\n";
+  if (!nested) {
+    os << "    for (int64_t i = 0; i < " << count << "; ++i) {\n"
+       << body << "    }\n  }\n";
+  } else {
+    // The inner body, indented one level deeper.
+    std::string inner;
+    for (StringRef line : llvm::split(StringRef(body).drop_back(), '\n'))
+      inner += "  " + line.str() + "\n";
+    os << "    for (int64_t o = 0; o < " << loop.outer << "; ++o) {\n"
+       << bases << "      for (int64_t j = 0; j < " << loop.inner
+       << "; ++j) {\n"
+       << "        const int64_t i = o * " << loop.inner << " + j;\n"
+       << inner << "      }\n    }\n  }\n";
+  }
   ++artifacts.numFusedLoops;
   return success();
 }

@@ -44,6 +44,61 @@ mlir::pipe::groupSteps(ArrayRef<Operation *> ops) {
   return steps;
 }
 
+SmallVector<int64_t>
+mlir::pipe::broadcastStrides(ArrayRef<int64_t> shape,
+                             ArrayRef<int64_t> operandShape) {
+  SmallVector<int64_t> strides(shape.size(), 0);
+  size_t offset = shape.size() - operandShape.size();
+  int64_t stride = 1;
+  for (int64_t d = (int64_t)operandShape.size() - 1; d >= 0; --d) {
+    if (operandShape[d] != 1)
+      strides[d + offset] = stride;
+    stride *= operandShape[d];
+  }
+  return strides;
+}
+
+BroadcastLoop
+mlir::pipe::splitBroadcastLoop(ArrayRef<int64_t> shape,
+                               ArrayRef<ArrayRef<int64_t>> operandShapes) {
+  // Per operand, how it walks the inner run so far: 0 undecided, 1
+  // contiguous, 2 fixed.
+  SmallVector<int> modes(operandShapes.size(), 0);
+  SmallVector<SmallVector<int64_t>> strides;
+  for (ArrayRef<int64_t> operandShape : operandShapes)
+    strides.push_back(broadcastStrides(shape, operandShape));
+  BroadcastLoop loop;
+  loop.splitDim = shape.size();
+  for (int64_t d = (int64_t)shape.size() - 1; d >= 0; --d) {
+    if (shape[d] == 1) {
+      loop.splitDim = d;
+      continue;
+    }
+    SmallVector<int> next(modes);
+    bool fits = true;
+    for (auto [i, operandStrides] : llvm::enumerate(strides)) {
+      int mode = operandStrides[d] == 0 ? 2 : 1;
+      // Contiguous across this dimension: its stride is the inner run's
+      // size so far.
+      if (mode == 1 && operandStrides[d] != loop.inner)
+        fits = false;
+      if (modes[i] != 0 && modes[i] != mode)
+        fits = false;
+      next[i] = mode;
+    }
+    if (!fits)
+      break;
+    modes = next;
+    loop.inner *= shape[d];
+    loop.splitDim = d;
+  }
+  int64_t count = 1;
+  for (int64_t extent : shape)
+    count *= extent;
+  loop.outer = loop.inner == 0 ? 0 : count / loop.inner;
+  return loop;
+}
+
 std::string mlir::pipe::cppElementType(Type type) {
   if (type.isF32())
     return "float";
@@ -89,7 +144,7 @@ FailureOr<std::string> mlir::pipe::scalarExpression(Operation *op,
                        ? fmt("std::abs({0})", in[0])
                        : fmt("({0} < 0 ? -{0} : {0})", in[0]);
           })
-          .Case([&](ExpOp) { return fmt("std::exp({0})", in[0]); })
+          .Case([&](ExpOp) { return fmt("cpu::exp({0})", in[0]); })
           .Case([&](LogOp) { return fmt("std::log({0})", in[0]); })
           .Case([&](SqrtOp) { return fmt("std::sqrt({0})", in[0]); })
           .Case([&](ReciprocalOp) { return fmt("({0}(1) / {1})", t, in[0]); })
@@ -97,7 +152,7 @@ FailureOr<std::string> mlir::pipe::scalarExpression(Operation *op,
             return fmt("({0} > {1}(0) ? {0} : {1}(0))", in[0], t);
           })
           .Case([&](SigmoidOp) {
-            return fmt("({1}(1) / ({1}(1) + std::exp(-{0})))", in[0], t);
+            return fmt("({1}(1) / ({1}(1) + cpu::exp(-{0})))", in[0], t);
           })
           .Case([&](SoftplusOp) {
             // log(1 + exp(x)) without overflow.
@@ -105,20 +160,20 @@ FailureOr<std::string> mlir::pipe::scalarExpression(Operation *op,
                        "std::log1p(std::exp({0})))",
                        in[0], t);
           })
-          .Case([&](TanhOp) { return fmt("std::tanh({0})", in[0]); })
-          .Case([&](ErfOp) { return fmt("std::erf({0})", in[0]); })
+          .Case([&](TanhOp) { return fmt("cpu::tanh({0})", in[0]); })
+          .Case([&](ErfOp) { return fmt("cpu::erf({0})", in[0]); })
           .Case([&](NotOp) { return fmt("(!{0})", in[0]); })
           .Case([&](LeakyReluOp o) {
             return fmt("({0} < {1}(0) ? {2} * {0} : {0})", in[0], t,
                        floatLiteral(o.getAlpha().convertToFloat(), element));
           })
           .Case([&](EluOp o) {
-            return fmt("({0} < {1}(0) ? {2} * (std::exp({0}) - {1}(1)) : {0})",
+            return fmt("({0} < {1}(0) ? {2} * (cpu::exp({0}) - {1}(1)) : {0})",
                        in[0], t,
                        floatLiteral(o.getAlpha().convertToFloat(), element));
           })
           .Case([&](SeluOp o) {
-            return fmt("({3} * ({0} > {1}(0) ? {0} : {2} * (std::exp({0}) - "
+            return fmt("({3} * ({0} > {1}(0) ? {0} : {2} * (cpu::exp({0}) - "
                        "{1}(1))))",
                        in[0], t,
                        floatLiteral(o.getAlpha().convertToFloat(), element),

@@ -24,13 +24,16 @@ func.func @main(%x: tensor<4x8xf32> {pipe.name = "x"}) -> (tensor<4x16xf32> {pip
 
 // CHECK: cpu::gemm(reinterpret_cast<const float *>(in[0]), reinterpret_cast<const float *>((weights + 0)), static_cast<const float *>(nullptr), nullptr, 0, reinterpret_cast<float *>((arena + [[GEMM:[0-9]+]])), 4, 16, 8, false, true
 // The fused loop reads the gemm result and the broadcast bias, and writes
-// tanh(relu(h + b)) once.
-// CHECK: for (int64_t i = 0; i < 64; ++i) {
+// tanh(relu(h + b)) once: one row of 16 per row of h, in which the bias is
+// contiguous.
+// CHECK: for (int64_t o = 0; o < 4; ++o) {
+// CHECK-NEXT: for (int64_t j = 0; j < 16; ++j) {
+// CHECK-NEXT: const int64_t i = o * 16 + j;
 // CHECK-NEXT: const float v0 = reinterpret_cast<const float *>((arena + [[GEMM]]))[i];
-// CHECK-NEXT: const float v1 = reinterpret_cast<const float *>((weights + 512))[(i / 1 % 16) * 1];
+// CHECK-NEXT: const float v1 = reinterpret_cast<const float *>((weights + 512))[j];
 // CHECK-NEXT: const float v2 = (v0 + v1);
 // CHECK-NEXT: const float v3 = (v2 > float(0) ? v2 : float(0));
-// CHECK-NEXT: const float v4 = std::tanh(v3);
+// CHECK-NEXT: const float v4 = cpu::tanh(v3);
 // CHECK-NEXT: dst[i] = v4;
 // CHECK: cpu::softmax(
 // CHECK: cpu::softmax(

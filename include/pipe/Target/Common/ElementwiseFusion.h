@@ -24,6 +24,29 @@ bool isElementwise(Operation *op);
 /// its last is then a scalar in registers, never a buffer.
 SmallVector<SmallVector<Operation *>> groupSteps(ArrayRef<Operation *> ops);
 
+/// A fused loop over a result of shape `shape` as two nested loops: `outer`
+/// rows of `inner` elements, where the inner loop covers the result's
+/// dimensions from `splitDim` on, and in it every operand is either
+/// contiguous (its index advances with the result's) or fixed (broadcast).
+/// The inner loop then vectorizes; the index arithmetic of broadcasting is
+/// paid once per row.
+struct BroadcastLoop {
+  int64_t outer = 1;
+  int64_t inner = 1;
+  unsigned splitDim = 0;
+};
+
+/// The longest inner run of `shape`'s dimensions over which each operand
+/// (numpy-broadcast to `shape`) is contiguous or fixed. A shape without
+/// broadcast operands is one row.
+BroadcastLoop splitBroadcastLoop(ArrayRef<int64_t> shape,
+                                 ArrayRef<ArrayRef<int64_t>> operandShapes);
+
+/// The step of `operandShape`'s row-major index per unit of each of
+/// `shape`'s dimensions, 0 where the operand broadcasts.
+SmallVector<int64_t> broadcastStrides(ArrayRef<int64_t> shape,
+                                      ArrayRef<int64_t> operandShape);
+
 /// The C++ element type of `type` ("float", "int64_t", ...), or empty.
 std::string cppElementType(Type type);
 

@@ -11,6 +11,8 @@
 
 #include "pipe/Dialect/Pipe/IR/PipeOps.h"
 
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 
@@ -22,6 +24,27 @@ using namespace mlir::pipe;
 
 /// Constant evaluation is for small tensors; leave large ones alone.
 static constexpr int64_t kMaxFoldedElements = 1 << 14;
+
+ElementsAttr mlir::pipe::elementsFromBytes(RankedTensorType type,
+                                           StringRef name, StringRef bytes) {
+  ArrayRef<char> raw(bytes.data(), bytes.size());
+  if (type.getNumElements() <= kMaxInlineElements) {
+    if (type.getElementType().isInteger(1)) {
+      SmallVector<bool> values;
+      for (char byte : bytes)
+        values.push_back(byte != 0);
+      return DenseElementsAttr::get(type, values);
+    }
+    bool splat = false;
+    if (DenseElementsAttr::isValidRawBuffer(type, raw, splat))
+      return DenseElementsAttr::getFromRawBuffer(type, raw);
+  }
+  size_t alignment =
+      std::max<size_t>(1, llvm::divideCeil(type.getElementTypeBitWidth(), 8));
+  return DenseResourceElementsAttr::get(
+      type, name.empty() ? "constant" : name,
+      HeapAsmResourceBlob::allocateAndCopyWithAlign(raw, alignment));
+}
 
 static DenseElementsAttr smallDense(Attribute attr) {
   auto dense = dyn_cast_if_present<DenseElementsAttr>(attr);
@@ -321,7 +344,7 @@ OpFoldResult ReluOp::fold(FoldAdaptor adaptor) {
 }
 
 /// The floating-point functions, folded through `foldUnary`.
-#define PIPE_FOLD_FLOAT_FUNCTION(OP, EXPR)                                    \
+#define PIPE_FOLD_FLOAT_FUNCTION(OP, EXPR)                                     \
   OpFoldResult OP::fold(FoldAdaptor adaptor) {                                 \
     return foldUnary(adaptor.getInput(), getType(),                            \
                      [](double x) -> double { return EXPR; });                 \

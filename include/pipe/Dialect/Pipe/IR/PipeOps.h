@@ -57,6 +57,15 @@ int64_t tensorBytes(Type type);
 /// The same, or nullopt where the count overflows int64_t.
 std::optional<int64_t> checkedTensorBytes(Type type);
 
+/// Constants with more elements than this are `dense_resource` blobs.
+constexpr int64_t kMaxInlineElements = 256;
+
+/// A constant of `type` from its little-endian `bytes` (one byte per bool):
+/// inline `dense` up to kMaxInlineElements elements, else a `dense_resource`
+/// blob named `name` (or "constant").
+ElementsAttr elementsFromBytes(RankedTensorType type, StringRef name,
+                               StringRef bytes);
+
 /// Fails with an error unless every operand is a statically shaped ranked
 /// tensor. Type inference runs while parsing, before operand constraints
 /// are verified, so it must not compute with dynamic extents.
