@@ -3,6 +3,7 @@
 
     /usr/bin/python3 python/check_real_training.py --pipe-opt PATH --out DIR
         [--models resnet18,mobilenet_v2] [--steps 3] [--factor 2]
+        [--samples 5]
 
 For each model of python/real_models.py (exported with --train: the mean
 cross-entropy, batch norm in training mode, dropout as the identity), pipe
@@ -11,9 +12,13 @@ seeded random data, and PyTorch trains the same model from the same weights
 on the same data twice: in float64, the reference, and in float32.
 
 Train-mode batch norm over 2 images amplifies rounding, so float32 itself
-is far from the float64 result. The check is that pipe's float32 stays
-within `--factor` times PyTorch float32's error, for two errors measured
-against float64:
+is far from the float64 result, and by an amount that varies from one
+float32 implementation (one summation order) to the next by a factor of
+two or more. PyTorch float32's error is therefore the largest over
+`--samples` runs: one on the data as is, the others on the images scaled
+by 1 + u, |u| <= 2^-24 per element, a change within float32's own
+rounding. The check is that pipe's float32 error stays within `--factor`
+times that, for two errors measured against float64:
   loss     the largest relative error of a step's loss (the mean over its
            microbatches, before the update);
   update   the relative L2 error of the change of all weights over the run.
@@ -120,14 +125,24 @@ def check(name: str, args: argparse.Namespace) -> bool:
     ys = list(labels.split(shape[0]))
     losses64, weights64 = torch_training(model, xs, ys, args.steps,
                                          torch.float64)
-    losses32, weights32 = torch_training(model, xs, ys, args.steps,
-                                         torch.float32)
+    torch_errors = {"loss": [], "update": []}
+    for sample in range(args.samples):
+        images = xs
+        if sample:
+            noise = torch.Generator().manual_seed(100 + sample)
+            images = [image * (1 + (torch.rand(image.shape, generator=noise)
+                                    * 2 - 1) * 2.0 ** -24) for image in xs]
+        losses32, weights32 = torch_training(model, images, ys, args.steps,
+                                             torch.float32)
+        torch_errors["loss"].append(loss_error(losses32, losses64))
+        torch_errors["update"].append(update_error(weights32, weights64,
+                                                   initial))
 
     errors = {
         "loss": (loss_error(pipe_losses, losses64),
-                 loss_error(losses32, losses64)),
+                 max(torch_errors["loss"])),
         "update": (update_error(pipe_weights, weights64, initial),
-                   update_error(weights32, weights64, initial)),
+                   max(torch_errors["update"])),
     }
     ok = len(pipe_losses) == args.steps
     parts = []
@@ -151,6 +166,7 @@ def main() -> int:
     parser.add_argument("--models", default="resnet18,mobilenet_v2")
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--factor", type=float, default=2.0)
+    parser.add_argument("--samples", type=int, default=5)
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
     torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "2")))

@@ -70,17 +70,16 @@ bool dnnlConv(const float *x, const int64_t *xShape, const float *w,
 
 /// pipe.conv_transpose on float32 through oneDNN; false where oneDNN has
 /// no kernel for it.
-bool dnnlConvTranspose(const float *x, const int64_t *xShape,
-                       const float *w, const int64_t *wShape,
-                       const float *bias, float *y, const int64_t *yShape,
-                       int spatial, const int64_t *strides,
-                       const int64_t *pads, const int64_t *dilations,
-                       int64_t group);
+bool dnnlConvTranspose(const float *x, const int64_t *xShape, const float *w,
+                       const int64_t *wShape, const float *bias, float *y,
+                       const int64_t *yShape, int spatial,
+                       const int64_t *strides, const int64_t *pads,
+                       const int64_t *dilations, int64_t group);
 
 /// pipe.conv_weight_grad on float32 through oneDNN; false where oneDNN has
 /// no kernel for it.
-bool dnnlConvWeightGrad(const float *x, const int64_t *xShape,
-                        const float *dy, const int64_t *dyShape, float *dw,
+bool dnnlConvWeightGrad(const float *x, const int64_t *xShape, const float *dy,
+                        const int64_t *dyShape, float *dw,
                         const int64_t *wShape, int spatial,
                         const int64_t *strides, const int64_t *pads,
                         const int64_t *dilations, int64_t group);
@@ -157,6 +156,14 @@ template <typename T>
 void batchNormTrain(const T *x, const int64_t *xShape, int rank, const T *scale,
                     const T *bias, const T *mean, const T *variance, T epsilon,
                     T momentum, T *y, T *runningMean, T *runningVariance);
+
+/// pipe.batch_norm_train_grad: from x, scale and dy [N,C,...], the input
+/// gradient dx and the per-channel scale and bias gradients, with the batch
+/// statistics and every sum in double.
+template <typename T>
+void batchNormTrainGrad(const T *x, const int64_t *xShape, int rank,
+                        const T *scale, const T *dy, T epsilon, T *dx,
+                        T *scaleGrad, T *biasGrad);
 
 /// pipe.layer_norm: normalizes over axes [axis, rank); scale and optional
 /// bias broadcast to those axes (shapes `scaleShape`, `biasShape`).

@@ -169,6 +169,56 @@ void instanceNorm(const T *x, const int64_t *xShape, int rank, const T *scale,
 }
 
 template <typename T>
+void batchNormTrainGrad(const T *x, const int64_t *xShape, int rank,
+                        const T *scale, const T *dy, T epsilon, T *dx,
+                        T *scaleGrad, T *biasGrad) {
+  int64_t batch = xShape[0], channels = xShape[1];
+  int64_t size = product(xShape + 2, rank - 2);
+  int64_t count = batch * size;
+#pragma omp parallel for if (count * channels > 32768)
+  for (int64_t c = 0; c < channels; ++c) {
+    auto plane = [&](auto *base, int64_t n) {
+      return base + (n * channels + c) * size;
+    };
+    double sum = 0;
+    for (int64_t n = 0; n < batch; ++n)
+      sum += sumInDouble(plane(x, n), size);
+    double m = count ? sum / double(count) : 0;
+    double squares = 0, sumDy = 0, sumDyCentred = 0;
+    for (int64_t n = 0; n < batch; ++n) {
+      const T *in = plane(x, n), *grad = plane(dy, n);
+      squares += squaresAboutInDouble(in, size, m);
+      sumDy += sumInDouble(grad, size);
+      double partial[8] = {};
+      int64_t i = 0;
+      for (; i + 8 <= size; i += 8)
+        for (int k = 0; k < 8; ++k)
+          partial[k] += double(grad[i + k]) * (double(in[i + k]) - m);
+      for (; i < size; ++i)
+        partial[i % 8] += double(grad[i]) * (double(in[i]) - m);
+      for (double p : partial)
+        sumDyCentred += p;
+    }
+    double invStd = 1 / std::sqrt(squares / double(count) + double(epsilon));
+    biasGrad[c] = T(sumDy);
+    scaleGrad[c] = T(sumDyCentred * invStd);
+    if (!count)
+      continue;
+    // dx = scale/σ (dy - Σdy/n - (x - m) Σ(dy (x - m)) / (n σ²)).
+    double k = double(scale[c]) * invStd;
+    double meanDy = sumDy / double(count);
+    double slope = sumDyCentred * invStd * invStd / double(count);
+    for (int64_t n = 0; n < batch; ++n) {
+      const T *in = plane(x, n), *grad = plane(dy, n);
+      T *out = plane(dx, n);
+      for (int64_t i = 0; i < size; ++i)
+        out[i] =
+            T(k * (double(grad[i]) - meanDy - (double(in[i]) - m) * slope));
+    }
+  }
+}
+
+template <typename T>
 void softmax(const T *x, T *y, int64_t outer, int64_t extent, int64_t inner,
              bool log) {
   if (outer * extent * inner == 0)
@@ -254,6 +304,8 @@ void softmax(const T *x, T *y, int64_t outer, int64_t extent, int64_t inner,
                              const int64_t *, int, T, T *);                    \
   template void instanceNorm<T>(const T *, const int64_t *, int, const T *,    \
                                 const T *, T, T *);                            \
+  template void batchNormTrainGrad<T>(const T *, const int64_t *, int,         \
+                                      const T *, const T *, T, T *, T *, T *); \
   template void softmax<T>(const T *, T *, int64_t, int64_t, int64_t, bool);
 PIPE_INSTANTIATE(float)
 PIPE_INSTANTIATE(double)

@@ -53,6 +53,20 @@ batch_norm_train('2d', (6, 4), 0.75, 1e-3)
 batch_norm_train('3d', (3, 2, 7), 0.0, 1e-5)
 batch_norm_train('parallel', (8, 8, 24, 24), 0.9, 1e-5)
 
+def batch_norm_train_grad(name, shape, eps):
+    x = rand(*shape, lo=-2.0, hi=3.0)
+    scale, bias = rand(shape[1], lo=0.5, hi=2.0), rand(shape[1])
+    dy = rand(*shape)
+    tx, ts, tb = (t(v).requires_grad_() for v in (x, scale, bias))
+    F.batch_norm(tx, None, None, ts, tb, True, 0.0, eps).backward(t(dy))
+    save('batch_norm_train_grad', name, x=x, scale=scale, dy=dy, eps=eps,
+         dx=tx.grad, dscale=ts.grad, dbias=tb.grad)
+
+batch_norm_train_grad('4d', (2, 3, 4, 5), 1e-5)
+batch_norm_train_grad('2d', (6, 4), 1e-3)
+batch_norm_train_grad('odd_plane', (2, 5, 3, 3), 1e-5)
+batch_norm_train_grad('parallel', (8, 8, 24, 24), 1e-5)
+
 def layer_norm(name, shape, axis, scale_shape, bias_shape, eps=1e-5):
     x = rand(*shape, lo=-2.0, hi=2.0)
     normalized = shape[axis:]
@@ -147,6 +161,28 @@ TEST_F(NormTest, BatchNormTrain) {
     SCOPED_TRACE(c.name);
     checkBatchNormTrain<float>(c);
     checkBatchNormTrain<double>(c);
+  }
+}
+
+template <typename T> void checkBatchNormTrainGrad(const Reference::Case &c) {
+  reference::Array x = c["x"];
+  std::vector<T> xv = x.as<T>(), scale = c["scale"].as<T>(),
+                 dy = c["dy"].as<T>();
+  std::vector<T> dx(xv.size(), T(-7)), dscale(scale.size(), T(-7)),
+      dbias(scale.size(), T(-7));
+  batchNormTrainGrad<T>(xv.data(), x.shape().data(), x.rank(), scale.data(),
+                        dy.data(), T(c.real("eps")), dx.data(), dscale.data(),
+                        dbias.data());
+  EXPECT_TRUE(reference::near(dx, c["dx"]));
+  EXPECT_TRUE(reference::near(dscale, c["dscale"]));
+  EXPECT_TRUE(reference::near(dbias, c["dbias"]));
+}
+
+TEST_F(NormTest, BatchNormTrainGrad) {
+  for (const Reference::Case &c : cases("batch_norm_train_grad")) {
+    SCOPED_TRACE(c.name);
+    checkBatchNormTrainGrad<float>(c);
+    checkBatchNormTrainGrad<double>(c);
   }
 }
 

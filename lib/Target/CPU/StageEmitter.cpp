@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "StageEmitter.h"
+#include "FusedLoop.h"
 
 #include "pipe/Target/Common/ElementwiseFusion.h"
 #include "pipe/Target/Common/MemoryPlan.h"
@@ -16,7 +17,6 @@
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
-#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -287,109 +287,12 @@ std::string StageEmitterImpl::rangeError(Value labels,
 }
 
 LogicalResult StageEmitterImpl::emitFusedLoop(ArrayRef<Operation *> ops) {
-  Value result = ops.back()->getResult(0);
-  ArrayRef<int64_t> shape = tensorType(result).getShape();
-  int64_t count = tensorType(result).getNumElements();
-  SmallVector<int64_t> resultStrides(shape.size(), 1);
-  for (int64_t d = (int64_t)shape.size() - 2; d >= 0; --d)
-    resultStrides[d] = resultStrides[d + 1] * shape[d + 1];
-
-  // Operands read from buffers: everything not computed inside the run.
-  llvm::SetVector<Value> external;
-  for (Operation *op : ops)
-    for (Value operand : op->getOperands())
-      if (!llvm::is_contained(ops, operand.getDefiningOp()) &&
-          tensorType(operand).getNumElements() != 1)
-        external.insert(operand);
-  SmallVector<ArrayRef<int64_t>> operandShapes;
-  for (Value operand : external)
-    operandShapes.push_back(tensorType(operand).getShape());
-  BroadcastLoop loop = splitBroadcastLoop(shape, operandShapes);
-  bool nested = loop.outer > 1;
-
-  // Scalars of the loop body: values computed inside the run, or loaded
-  // from operands defined outside it. A broadcast operand's row offset is
-  // computed once per row of a nested loop.
-  llvm::DenseMap<Value, std::string> scalars;
-  std::string bases, loads, computes;
-  llvm::raw_string_ostream baseOs(bases), loadOs(loads), computeOs(computes);
-  int64_t next = 0;
-  auto load = [&](Value value) -> std::string {
-    auto it = scalars.find(value);
-    if (it != scalars.end())
-      return it->second;
-    std::string name = "v" + std::to_string(next++);
-    RankedTensorType type = tensorType(value);
-    std::string index;
-    if (type.getNumElements() == 1) {
-      index = "0";
-    } else if (type.getShape() == shape) {
-      index = "i";
-    } else {
-      SmallVector<int64_t> strides = broadcastStrides(shape, type.getShape());
-      unsigned split = nested ? loop.splitDim : shape.size();
-      SmallVector<std::string> terms;
-      for (unsigned d = 0; d < split; ++d)
-        if (strides[d] != 0)
-          terms.push_back(llvm::formatv("({0} / {1} % {2}) * {3}",
-                                        nested ? "o" : "i",
-                                        nested ? resultStrides[d] / loop.inner
-                                               : resultStrides[d],
-                                        shape[d], strides[d])
-                              .str());
-      std::string base = terms.empty() ? "0" : llvm::join(terms, " + ");
-      if (!nested) {
-        index = base;
-      } else {
-        if (!terms.empty()) {
-          std::string baseName = "b" + std::to_string(next++);
-          baseOs << "      const int64_t " << baseName << " = " << base
-                 << ";\n";
-          base = baseName;
-        }
-        bool contiguous =
-            llvm::any_of(ArrayRef(strides).drop_front(loop.splitDim),
-                         [](int64_t stride) { return stride != 0; });
-        index = !contiguous ? base : terms.empty() ? "j" : base + " + j";
-      }
-    }
-    loadOs << "      const " << elementOf(value) << " " << name << " = "
-           << input(value) << "[" << index << "];\n";
-    scalars[value] = name;
-    return name;
-  };
-
-  for (Operation *op : ops) {
-    SmallVector<std::string> operands;
-    for (Value operand : op->getOperands())
-      operands.push_back(load(operand));
-    FailureOr<std::string> expression = scalarExpression(op, operands);
-    if (failed(expression))
-      return op->emitError("unsupported element type for the CPU target");
-    std::string name = "v" + std::to_string(next++);
-    computeOs << "      const " << elementOf(op->getResult(0)) << " " << name
-              << " = " << *expression << ";\n";
-    scalars[op->getResult(0)] = name;
-  }
-  os << "  {\n    " << elementOf(result) << " *dst = " << output(result)
-     << ";\n";
-  os << "#pragma omp parallel for if (" << count << " > 32768)\n";
-  std::string body =
-      loads + computes + "      dst[i] = " + scalars[result] + ";\n";
-  if (!nested) {
-    os << "    for (int64_t i = 0; i < " << count << "; ++i) {\n"
-       << body << "    }\n  }\n";
-  } else {
-    // The inner body, indented one level deeper.
-    std::string inner;
-    for (StringRef line : llvm::split(StringRef(body).drop_back(), '\n'))
-      inner += "  " + line.str() + "\n";
-    os << "    for (int64_t o = 0; o < " << loop.outer << "; ++o) {\n"
-       << bases << "      for (int64_t j = 0; j < " << loop.inner
-       << "; ++j) {\n"
-       << "        const int64_t i = o * " << loop.inner << " + j;\n"
-       << inner << "      }\n    }\n  }\n";
-  }
+  FailureOr<std::string> loop = fusedLoopSource(
+      ops, [&](Value value) { return input(value); },
+      [&](Value value) { return output(value); });
+  if (failed(loop))
+    return failure();
+  os << *loop;
   ++artifacts.numFusedLoops;
   return success();
 }
@@ -537,6 +440,17 @@ LogicalResult StageEmitterImpl::emitKernel(Operation *op) {
                 floatOf(o.getOutput(), o.getMomentum().convertToDouble()),
                 output(o.getOutput()), output(o.getRunningMean()),
                 output(o.getRunningVariance()));
+          })
+          .Case([&](BatchNormTrainGradOp o) {
+            return fmt(
+                "cpu::batchNormTrainGrad({0}, {1}, {2}, {3}, {4}, {5}, "
+                "{6}, {7}, {8})",
+                input(o.getInput()), shapeOf(o.getInput()),
+                rankOf(o.getInput()), input(o.getScale()),
+                input(o.getOutputGrad()),
+                floatOf(o.getInputGrad(), o.getEpsilon().convertToDouble()),
+                output(o.getInputGrad()), output(o.getScaleGrad()),
+                output(o.getBiasGrad()));
           })
           .Case([&](LayerNormOp o) {
             Value bias = o.getBias();

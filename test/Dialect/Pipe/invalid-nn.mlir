@@ -401,6 +401,22 @@ func.func @batch_norm_param_rank(%x: tensor<2x3x4x4xf32>, %c: tensor<1x3xf32>) {
 
 // -----
 
+func.func @batch_norm_train_grad_channels(%x: tensor<2x3x4x4xf32>, %c: tensor<4xf32>) {
+  // expected-error @+1 {{'pipe.batch_norm_train_grad' op per-channel operands must have shape [3], got [4]}}
+  %0:3 = pipe.batch_norm_train_grad %x, %c, %x : tensor<2x3x4x4xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @batch_norm_train_grad_types(%x: tensor<2x3x4x4xf32>, %dy: tensor<2x3x4x5xf32>, %c: tensor<3xf32>) {
+  // expected-error @+1 {{'pipe.batch_norm_train_grad' op failed to verify that all of {input, output_grad} have same type}}
+  %0:3 = "pipe.batch_norm_train_grad"(%x, %c, %dy) : (tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<2x3x4x5xf32>) -> (tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>)
+  return
+}
+
+// -----
+
 func.func @batch_norm_input_rank(%x: tensor<3xf32>, %c: tensor<3xf32>) {
   // expected-error @+1 {{'pipe.batch_norm' op input must have rank at least 2, got [3]}}
   %0 = pipe.batch_norm %x, %c, %c, %c, %c : tensor<3xf32>, tensor<3xf32>

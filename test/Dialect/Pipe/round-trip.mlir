@@ -121,6 +121,8 @@ func.func @norms(%x: tensor<2x3x4x4xf32>, %c: tensor<3xf32>,
   %0 = pipe.batch_norm %x, %c, %c, %c, %c {epsilon = 1.0e-3 : f32} : tensor<2x3x4x4xf32>, tensor<3xf32>
   // CHECK: pipe.batch_norm_train
   %1:3 = pipe.batch_norm_train %x, %c, %c, %c, %c {momentum = 0.1 : f32} : tensor<2x3x4x4xf32>, tensor<3xf32>
+  // CHECK: %input_grad, %scale_grad, %bias_grad = pipe.batch_norm_train_grad %{{.*}}, %{{.*}}, %{{.*}} {epsilon = 1.000000e-03 : f32} : tensor<2x3x4x4xf32>, tensor<3xf32>
+  %bg:3 = pipe.batch_norm_train_grad %x, %c, %x {epsilon = 1.0e-3 : f32} : tensor<2x3x4x4xf32>, tensor<3xf32>
   // CHECK: pipe.layer_norm %{{.*}}, %{{.*}}, %{{.*}} axis 2 : tensor<2x8x64xf32>, tensor<64xf32>, tensor<64xf32>
   %2 = pipe.layer_norm %h, %g, %g axis 2 : tensor<2x8x64xf32>, tensor<64xf32>, tensor<64xf32>
   // CHECK: pipe.layer_norm %{{.*}}, %{{.*}} axis 2 : tensor<2x8x64xf32>, tensor<64xf32>

@@ -152,10 +152,11 @@ LogicalResult BatchNormTrainOp::buildGradients(GradientBuilder &g) {
   // not feed the loss.
   if (!getRunningMean().use_empty() || !getRunningVariance().use_empty())
     return failure();
-  std::tie(g.operandGrad(0), g.operandGrad(1), g.operandGrad(2)) =
-      g.channelNormalization(getInput(), getScale(),
-                             getEpsilon().convertToDouble(), grad,
-                             /*overBatch=*/true);
+  auto grads = g.create<BatchNormTrainGradOp>(getInput(), getScale(), grad,
+                                              getEpsilonAttr());
+  g.operandGrad(0) = grads.getInputGrad();
+  g.operandGrad(1) = grads.getScaleGrad();
+  g.operandGrad(2) = grads.getBiasGrad();
   return success();
 }
 

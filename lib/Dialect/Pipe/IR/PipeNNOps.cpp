@@ -418,6 +418,18 @@ LogicalResult BatchNormTrainOp::verify() {
   return verifyChannelParam(*this, getInput().getType(), getScale().getType());
 }
 
+LogicalResult BatchNormTrainGradOp::inferReturnTypes(
+    MLIRContext *context, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &types) {
+  if (failed(requireStaticShapes(loc, adaptor.getOperands())))
+    return failure();
+  return inferSameAsInput<BatchNormTrainGradOp>(adaptor, types, /*copies=*/3);
+}
+
+LogicalResult BatchNormTrainGradOp::verify() {
+  return verifyChannelParam(*this, getInput().getType(), getScale().getType());
+}
+
 LogicalResult InstanceNormOp::inferReturnTypes(MLIRContext *context,
                                                std::optional<Location> loc,
                                                Adaptor adaptor,
@@ -657,6 +669,9 @@ int64_t LogSoftmaxOp::getFlops() { return fivePasses(*this); }
 int64_t LayerNormOp::getFlops() { return fivePasses(*this); }
 int64_t BatchNormOp::getFlops() { return fivePasses(*this); }
 int64_t BatchNormTrainOp::getFlops() { return fivePasses(*this); }
+int64_t BatchNormTrainGradOp::getFlops() {
+  return saturatingProduct({10, tensorElements(getInput())});
+}
 int64_t InstanceNormOp::getFlops() { return fivePasses(*this); }
 int64_t SoftmaxCrossEntropyLossOp::getFlops() { return fivePasses(*this); }
 int64_t NegativeLogLikelihoodLossOp::getFlops() { return fivePasses(*this); }

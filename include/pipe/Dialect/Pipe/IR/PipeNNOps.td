@@ -362,6 +362,44 @@ def Pipe_LayerNormOp : Pipe_Op<"layer_norm", [
   let hasVerifier = 1;
 }
 
+def Pipe_BatchNormTrainGradOp : Pipe_Op<"batch_norm_train_grad", [
+    DeclareOpInterfaceMethods<Pipe_CostOpInterface,
+        ["getFlops"]>,
+    Pure, InferTypeOpAdaptor, AllTypesMatch<["input", "output_grad"]>]> {
+  let summary = "gradients of batch normalization with batch statistics";
+  let description = [{
+    The reverse of `pipe.batch_norm_train` with respect to its input, scale
+    and bias, given the gradient of its output: with the batch mean `m` and
+    variance `v` of channel 1 over every other axis (`n` elements), `σ =
+    sqrt(v + epsilon)` and `x̂ = (x - m) / σ`,
+
+    ```
+    bias_grad  = Σ dy
+    scale_grad = Σ dy x̂
+    input_grad = scale / σ * (dy - bias_grad / n - x̂ scale_grad / n)
+    ```
+
+    One op, so that a target computes the statistics and sums once, in a
+    wider type, rather than as a chain of elementwise ops and reductions.
+
+    ```mlir
+    %dx, %dscale, %dbias = pipe.batch_norm_train_grad %x, %scale, %dy
+           {epsilon = 1.0e-05 : f32} : tensor<2x16x8x8xf32>, tensor<16xf32>
+    ```
+  }];
+  let arguments = (ins Pipe_FloatTensor:$input, Pipe_FloatTensor:$scale,
+                       Pipe_FloatTensor:$output_grad,
+                       DefaultValuedAttr<F32Attr, "1e-5">:$epsilon);
+  let results = (outs Pipe_FloatTensor:$input_grad,
+                      Pipe_FloatTensor:$scale_grad,
+                      Pipe_FloatTensor:$bias_grad);
+  let assemblyFormat = [{
+    $input `,` $scale `,` $output_grad attr-dict `:` type($input) `,`
+    type($scale)
+  }];
+  let hasVerifier = 1;
+}
+
 def Pipe_InstanceNormOp : Pipe_Op<"instance_norm", [
     Pipe_Differentiable,
     DeclareOpInterfaceMethods<Pipe_CostOpInterface,
