@@ -18,19 +18,11 @@ namespace pipe_rt {
 namespace cpu {
 namespace {
 
-/// Mean and sum of squared deviations of `count` values at x[i * stride].
+/// Mean and sum of squared deviations of x[0..count), in double.
 template <typename T>
-void moments(const T *x, int64_t count, int64_t stride, double &mean,
-             double &squares) {
-  double sum = 0;
-  for (int64_t i = 0; i < count; ++i)
-    sum += double(x[i * stride]);
-  mean = count ? sum / double(count) : 0;
-  squares = 0;
-  for (int64_t i = 0; i < count; ++i) {
-    double d = double(x[i * stride]) - mean;
-    squares += d * d;
-  }
+void moments(const T *x, int64_t count, double &mean, double &squares) {
+  mean = count ? sumInDouble(x, count) / double(count) : 0;
+  squares = squaresAboutInDouble(x, count, mean);
 }
 
 /// For every element of the trailing block `shape` (rank `rank`), the offset
@@ -136,7 +128,7 @@ void layerNorm(const T *x, const int64_t *xShape, int rank, int64_t axis,
     const T *in = x + o * inner;
     T *out = y + o * inner;
     double m, squares;
-    moments(in, inner, 1, m, squares);
+    moments(in, inner, m, squares);
     double inv = 1 / std::sqrt(squares / double(inner) + double(epsilon));
     for (int64_t j = 0; j < inner; ++j) {
       double v = (double(in[j]) - m) * inv * double(scale[scaleAt[j]]);
@@ -159,7 +151,7 @@ void instanceNorm(const T *x, const int64_t *xShape, int rank, const T *scale,
     const T *in = x + p * size;
     T *out = y + p * size;
     double m, squares;
-    moments(in, size, 1, m, squares);
+    moments(in, size, m, squares);
     double a =
         double(scale[c]) / std::sqrt(squares / double(size) + double(epsilon));
     double b = double(bias[c]);
@@ -236,9 +228,7 @@ void softmax(const T *x, T *y, int64_t outer, int64_t extent, int64_t inner,
           top = in[e];
       for (int64_t e = 0; e < extent; ++e)
         out[e] = cpu::exp(in[e] - top);
-      double sum = 0;
-      for (int64_t e = 0; e < extent; ++e)
-        sum += double(out[e]);
+      double sum = sumInDouble(out, extent);
       if (log) {
         double shift = double(top) + std::log(sum);
         for (int64_t e = 0; e < extent; ++e)
