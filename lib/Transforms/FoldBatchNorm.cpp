@@ -10,9 +10,11 @@
 #include "pipe/Transforms/Passes.h"
 #include "pipe/Weights/ONNXWeights.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringMap.h"
 
 #include <cmath>
@@ -31,22 +33,25 @@ using namespace mlir;
 using namespace mlir::pipe;
 
 namespace {
-
 /// Where a known value's data comes from.
 struct Source {
   ElementsAttr elements; // inline or resource data, or
   ExternalAttr external; // an initializer of an ONNX file.
 };
+} // namespace
 
 /// The source of `value` when it is a constant or a parameter with an
 /// initial value.
-std::optional<Source> sourceOf(Value value, SymbolTableCollection &symbols) {
+static std::optional<Source>
+sourceOf(Value value, SymbolTableCollection &symbols,
+         const llvm::DenseSet<StringAttr> &assigned) {
   if (!value)
     return std::nullopt;
   if (auto constant = value.getDefiningOp<ConstantOp>())
     return Source{constant.getValue(), {}};
   auto ref = value.getDefiningOp<ParamRefOp>();
-  if (!ref)
+  // A parameter that a function writes back is not a known value.
+  if (!ref || assigned.contains(ref.getNameAttr().getAttr()))
     return std::nullopt;
   auto parameter =
       symbols.lookupNearestSymbolFrom<ParameterOp>(ref, ref.getNameAttr());
@@ -61,7 +66,7 @@ std::optional<Source> sourceOf(Value value, SymbolTableCollection &symbols) {
 }
 
 /// `bytes` of float or double elements as doubles.
-SmallVector<double> toDoubles(StringRef bytes, Type element) {
+static SmallVector<double> toDoubles(StringRef bytes, Type element) {
   SmallVector<double> values;
   if (element.isF32()) {
     values.resize(bytes.size() / sizeof(float));
@@ -77,7 +82,7 @@ SmallVector<double> toDoubles(StringRef bytes, Type element) {
   return values;
 }
 
-std::string fromDoubles(ArrayRef<double> values, Type element) {
+static std::string fromDoubles(ArrayRef<double> values, Type element) {
   std::string bytes;
   for (double value : values) {
     if (element.isF32()) {
@@ -91,7 +96,7 @@ std::string fromDoubles(ArrayRef<double> values, Type element) {
 }
 
 /// The values of `elements`, splats expanded; nullopt for other kinds.
-std::optional<SmallVector<double>> valuesOf(ElementsAttr elements) {
+static std::optional<SmallVector<double>> valuesOf(ElementsAttr elements) {
   if (auto resource = dyn_cast<DenseResourceElementsAttr>(elements)) {
     AsmResourceBlob *blob = resource.getRawHandle().getBlob();
     if (!blob)
@@ -109,6 +114,7 @@ std::optional<SmallVector<double>> valuesOf(ElementsAttr elements) {
   return values;
 }
 
+namespace {
 struct FoldBatchNormPass
     : public pipe::impl::FoldBatchNormBase<FoldBatchNormPass> {
   using FoldBatchNormBase::FoldBatchNormBase;
@@ -120,6 +126,13 @@ struct FoldBatchNormPass
 void FoldBatchNormPass::runOnOperation() {
   ModuleOp module = getOperation();
   SymbolTableCollection symbols;
+  llvm::DenseSet<StringAttr> assigned;
+  module.walk([&](func::FuncOp func) {
+    for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
+      if (auto target =
+              func.getResultAttrOfType<FlatSymbolRefAttr>(i, kAssignAttrName))
+        assigned.insert(target.getAttr());
+  });
 
   // The pairs to fold, and the initializers they read from ONNX files.
   struct Candidate {
@@ -129,12 +142,14 @@ void FoldBatchNormPass::runOnOperation() {
   };
   SmallVector<Candidate> candidates;
   llvm::StringMap<SmallVector<std::string>> keysByFile;
+  llvm::StringMap<Location> firstUse;
   module.walk([&](BatchNormOp norm) {
     auto conv = norm.getInput().getDefiningOp<ConvOp>();
     if (!conv || !conv->hasOneUse())
       return;
     Type element = conv.getType().getElementType();
-    if (!element.isF32() && !element.isF64())
+    if ((!element.isF32() && !element.isF64()) ||
+        cast<RankedTensorType>(conv.getWeight().getType()).getDimSize(0) == 0)
       return;
     Candidate candidate{norm, conv, {}};
     Value operands[] = {conv.getWeight(), conv.getBias(), norm.getScale(),
@@ -145,15 +160,18 @@ void FoldBatchNormPass::runOnOperation() {
         candidate.sources.push_back(Source{});
         continue;
       }
-      std::optional<Source> source = sourceOf(operand, symbols);
+      std::optional<Source> source = sourceOf(operand, symbols, assigned);
       if (!source)
         return;
       candidate.sources.push_back(*source);
     }
-    for (const Source &source : candidate.sources)
-      if (source.external)
-        keysByFile[source.external.getFile().getValue()].push_back(
-            source.external.getKey().str());
+    for (const Source &source : candidate.sources) {
+      if (!source.external)
+        continue;
+      StringRef file = source.external.getFile().getValue();
+      keysByFile[file].push_back(source.external.getKey().str());
+      firstUse.try_emplace(file, conv.getLoc());
+    }
     candidates.push_back(std::move(candidate));
   });
   if (candidates.empty())
@@ -164,7 +182,8 @@ void FoldBatchNormPass::runOnOperation() {
     if (std::string error = readONNXInitializers(
             entry.getKey(), entry.getValue(), fileBytes[entry.getKey()]);
         !error.empty()) {
-      module.emitError("cannot read the weights to fold batch normalization: ")
+      emitError(firstUse.at(entry.getKey()),
+                "cannot read the weights to fold batch normalization: ")
           << error;
       return signalPassFailure();
     }

@@ -30,8 +30,10 @@ namespace cpu {
 /// polynomial for e^r, and 2^n applied as two normal powers of two so that
 /// subnormal results come out right.
 inline float exp(float x) {
-  constexpr float kHigh = 88.72283935546875f; // largest x with finite e^x
-  constexpr float kLow = -104.0f;             // e^x rounds to 0 below
+  // The smallest float whose e^x overflows (e^kHigh itself rounds to +inf
+  // in the multiplication below), and where e^x rounds to 0.
+  constexpr float kHigh = 88.72283935546875f;
+  constexpr float kLow = -104.0f;
   float c = x < kLow ? kLow : (x > kHigh ? kHigh : x);
   // Adding 1.5 * 2^23 rounds to an integer (std::floor would keep the loop
   // scalar); the integer is then also in the sum's low mantissa bits.
@@ -49,8 +51,9 @@ inline float exp(float x) {
   int32_t k = __builtin_bit_cast(int32_t, shifted) - 0x4B400000;
   int32_t k1 = k >> 1;
   int32_t k2 = k - k1;
-  float s1 = __builtin_bit_cast(float, (k1 + 127) << 23);
-  float s2 = __builtin_bit_cast(float, (k2 + 127) << 23);
+  // Unsigned shifts: for a NaN x, k is garbage (the result is NaN anyway).
+  float s1 = __builtin_bit_cast(float, uint32_t(k1 + 127) << 23);
+  float s2 = __builtin_bit_cast(float, uint32_t(k2 + 127) << 23);
   float y = p * s1 * s2;
   return x > kHigh ? std::numeric_limits<float>::infinity() : y;
 }
@@ -67,8 +70,7 @@ inline float tanh(float x) {
   p = p * z - 3.33332819422e-1f;
   float small = p * z * x + x;
   float large = 1.0f - 2.0f / (exp(2.0f * a) + 1.0f);
-  large = std::copysign(large, x);
-  return a < 0.625f ? small : large;
+  return std::copysign(a < 0.625f ? small : large, x);
 }
 
 /// erf x: its Maclaurin series in x^2 for |x| < 1 (truncation below 1e-8),

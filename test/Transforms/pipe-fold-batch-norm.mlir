@@ -50,6 +50,56 @@ func.func @constants_without_bias(%x: tensor<1x1x3x3xf64>) -> tensor<1x2x3x3xf64
 
 // -----
 
+// A grouped convolution with two weights per channel: each output
+// channel's weights scale by its own s = [1, 0.5].
+// CHECK-LABEL: func @grouped
+// CHECK-DAG: pipe.constant dense<{{\[}}{{\[}}{{\[}}[1.000000e+00, 2.000000e+00]]], {{\[}}{{\[}}[1.500000e+00, 2.000000e+00]]]]> : tensor<2x1x1x2xf32>
+// CHECK-DAG: pipe.constant dense<[0.000000e+00, 1.000000e+00]> : tensor<2xf32>
+// CHECK: pipe.conv {{.*}} group 2
+// CHECK-NOT: pipe.batch_norm
+func.func @grouped(%x: tensor<1x2x3x3xf32>) -> tensor<1x2x3x2xf32> {
+  %w = pipe.constant dense<[[[[1.0, 2.0]]], [[[3.0, 4.0]]]]> : tensor<2x1x1x2xf32>
+  %scale = pipe.constant dense<[2.0, 0.5]> : tensor<2xf32>
+  %shift = pipe.constant dense<[0.0, 1.0]> : tensor<2xf32>
+  %mean = pipe.constant dense<0.0> : tensor<2xf32>
+  %var = pipe.constant dense<[3.0, 0.0]> : tensor<2xf32>
+  %y = pipe.conv %x, %w strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] group 2 : tensor<1x2x3x3xf32>, tensor<2x1x1x2xf32>
+  %z = pipe.batch_norm %y, %scale, %shift, %mean, %var {epsilon = 1.0 : f32} : tensor<1x2x3x2xf32>, tensor<2xf32>
+  return %z : tensor<1x2x3x2xf32>
+}
+
+// -----
+
+// A parameter that a function writes back (pipe.assign) is not a known
+// value: both stay.
+pipe.parameter @scale : tensor<2xf32> trainable = dense<1.0> : tensor<2xf32>
+// CHECK-LABEL: func @assigned_parameter
+// CHECK: pipe.conv
+// CHECK: pipe.batch_norm
+func.func @assigned_parameter(%x: tensor<1x1x3x3xf32>) -> (tensor<1x2x3x3xf32>, tensor<2xf32> {pipe.assign = @scale}) {
+  %w = pipe.constant dense<1.0> : tensor<2x1x1x1xf32>
+  %s = pipe.constant dense<1.0> : tensor<2xf32>
+  %scale = pipe.param_ref @scale : tensor<2xf32>
+  %y = pipe.conv %x, %w strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] group 1 : tensor<1x1x3x3xf32>, tensor<2x1x1x1xf32>
+  %z = pipe.batch_norm %y, %scale, %s, %s, %s : tensor<1x2x3x3xf32>, tensor<2xf32>
+  return %z, %s : tensor<1x2x3x3xf32>, tensor<2xf32>
+}
+
+// -----
+
+// No output channels: nothing to fold.
+// CHECK-LABEL: func @no_channels
+// CHECK: pipe.batch_norm
+func.func @no_channels(%x: tensor<1x1x3x3xf32>) -> tensor<1x0x3x3xf32> {
+  %w = pipe.constant dense<> : tensor<0x1x1x1xf32>
+  %s = pipe.constant dense<> : tensor<0xf32>
+  %y = pipe.conv %x, %w strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] group 1 : tensor<1x1x3x3xf32>, tensor<0x1x1x1xf32>
+  %z = pipe.batch_norm %y, %s, %s, %s, %s : tensor<1x0x3x3xf32>, tensor<0xf32>
+  return %z : tensor<1x0x3x3xf32>
+}
+
+// -----
+
 // The convolution's result is also returned: both stay.
 // CHECK-LABEL: func @conv_used_twice
 // CHECK: pipe.conv
@@ -78,12 +128,12 @@ func.func @unknown_statistic(%x: tensor<1x1x3x3xf32>, %mean: tensor<2xf32>) -> t
 
 // -----
 
-// expected-error @+1 {{cannot read the weights to fold batch normalization: }}
 module {
   pipe.parameter @w : tensor<2x1x1x1xf32> trainable = #pipe.external<"does-not-exist.onnx", "w">
   func.func @missing_file(%x: tensor<1x1x3x3xf32>) -> tensor<1x2x3x3xf32> {
     %w = pipe.param_ref @w : tensor<2x1x1x1xf32>
     %s = pipe.constant dense<1.0> : tensor<2xf32>
+    // expected-error @+1 {{cannot read the weights to fold batch normalization: }}
     %y = pipe.conv %x, %w strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] group 1 : tensor<1x1x3x3xf32>, tensor<2x1x1x1xf32>
     %z = pipe.batch_norm %y, %s, %s, %s, %s : tensor<1x2x3x3xf32>, tensor<2xf32>
     return %z : tensor<1x2x3x3xf32>

@@ -77,6 +77,8 @@ TEST(Math, TanhWithinThreeUlp) {
   EXPECT_EQ(pipe_rt::cpu::tanh(-50.0f), -1.0f);
   EXPECT_EQ(pipe_rt::cpu::tanh(std::numeric_limits<float>::infinity()), 1.0f);
   EXPECT_EQ(pipe_rt::cpu::tanh(1e-30f), 1e-30f);
+  EXPECT_TRUE(std::signbit(pipe_rt::cpu::tanh(-0.0f)));
+  EXPECT_TRUE(std::signbit(pipe_rt::cpu::erf(-0.0f)));
   EXPECT_TRUE(std::isnan(pipe_rt::cpu::tanh(std::nanf(""))));
 }
 

@@ -56,8 +56,10 @@ TEST(BroadcastLoop, UnitDimensionsJoinTheRow) {
   EXPECT_EQ(loop.splitDim, 1u);
 }
 
-TEST(BroadcastLoop, OuterProductIsOneElementPerRow) {
-  // [M, 1] * [1, N]: no operand is contiguous and fixed in one run.
+TEST(BroadcastLoop, OuterProductRowsAlongTheContiguousOperand) {
+  // [M, 1] * [1, N]: within a row of N, the first operand is fixed and the
+  // second contiguous; across rows the second would be fixed, so a row
+  // ends there.
   BroadcastLoop loop = split({6, 7}, {{6, 1}, {1, 7}});
   EXPECT_EQ(loop.inner, 7);
   EXPECT_EQ(loop.outer, 6);

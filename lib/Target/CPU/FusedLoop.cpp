@@ -1,4 +1,9 @@
 //===- FusedLoop.cpp - C++ loops of fused elementwise ops -----------------===//
+//
+// One OpenMP loop per run of fused elementwise ops (groupSteps): flat over
+// the result, or as rows and contiguous runs where an operand broadcasts.
+//
+//===----------------------------------------------------------------------===//
 
 #include "FusedLoop.h"
 
@@ -12,6 +17,9 @@
 
 using namespace mlir;
 using namespace mlir::pipe;
+
+/// Below this many rows, a fused loop's threads share each row instead.
+static constexpr int64_t kMinParallelRows = 64;
 
 static RankedTensorType typeOf(Value value) {
   return cast<RankedTensorType>(value.getType());
@@ -113,20 +121,24 @@ mlir::pipe::fusedLoopSource(ArrayRef<Operation *> ops,
   }
   os << "  {\n    " << elementOf(result) << " *dst = " << output(result)
      << ";\n";
-  os << "#pragma omp parallel for if (" << count << " > 32768)\n";
+  std::string parallel =
+      "#pragma omp parallel for if (" + std::to_string(count) + " > 32768)\n";
   std::string body =
       loads + computes + "      dst[i] = " + scalars[result] + ";\n";
   if (!nested) {
-    os << "    for (int64_t i = 0; i < " << count << "; ++i) {\n"
+    os << parallel << "    for (int64_t i = 0; i < " << count << "; ++i) {\n"
        << body << "    }\n  }\n";
   } else {
-    // The inner body, indented one level deeper.
+    // The inner body, indented one level deeper. Threads share the rows, or
+    // each row where there are too few rows to go round.
     std::string inner;
     for (StringRef line : llvm::split(StringRef(body).drop_back(), '\n'))
       inner += "  " + line.str() + "\n";
-    os << "    for (int64_t o = 0; o < " << loop.outer << "; ++o) {\n"
-       << bases << "      for (int64_t j = 0; j < " << loop.inner
-       << "; ++j) {\n"
+    bool fewRows = loop.outer < kMinParallelRows;
+    os << (fewRows ? "" : parallel) << "    for (int64_t o = 0; o < "
+       << loop.outer << "; ++o) {\n"
+       << bases << (fewRows ? parallel : "") << "      for (int64_t j = 0; j < "
+       << loop.inner << "; ++j) {\n"
        << "        const int64_t i = o * " << loop.inner << " + j;\n"
        << inner << "      }\n    }\n  }\n";
   }

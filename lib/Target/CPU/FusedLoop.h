@@ -1,4 +1,8 @@
 //===- FusedLoop.h - C++ loops of fused elementwise ops ---------*- C++ -*-===//
+//
+// The CPU target's code for a fused step; StageEmitter.cpp emits the rest.
+//
+//===----------------------------------------------------------------------===//
 
 #ifndef PIPE_LIB_TARGET_CPU_FUSEDLOOP_H
 #define PIPE_LIB_TARGET_CPU_FUSEDLOOP_H

@@ -61,9 +61,9 @@ mlir::pipe::broadcastStrides(ArrayRef<int64_t> shape,
 BroadcastLoop
 mlir::pipe::splitBroadcastLoop(ArrayRef<int64_t> shape,
                                ArrayRef<ArrayRef<int64_t>> operandShapes) {
-  // Per operand, how it walks the inner run so far: 0 undecided, 1
-  // contiguous, 2 fixed.
-  SmallVector<int> modes(operandShapes.size(), 0);
+  // Per operand, how it walks the inner run so far.
+  enum class Walk { Undecided, Contiguous, Fixed };
+  SmallVector<Walk> modes(operandShapes.size(), Walk::Undecided);
   SmallVector<SmallVector<int64_t>> strides;
   for (ArrayRef<int64_t> operandShape : operandShapes)
     strides.push_back(broadcastStrides(shape, operandShape));
@@ -74,15 +74,15 @@ mlir::pipe::splitBroadcastLoop(ArrayRef<int64_t> shape,
       loop.splitDim = d;
       continue;
     }
-    SmallVector<int> next(modes);
+    SmallVector<Walk> next(modes);
     bool fits = true;
     for (auto [i, operandStrides] : llvm::enumerate(strides)) {
-      int mode = operandStrides[d] == 0 ? 2 : 1;
+      Walk mode = operandStrides[d] == 0 ? Walk::Fixed : Walk::Contiguous;
       // Contiguous across this dimension: its stride is the inner run's
       // size so far.
-      if (mode == 1 && operandStrides[d] != loop.inner)
+      if (mode == Walk::Contiguous && operandStrides[d] != loop.inner)
         fits = false;
-      if (modes[i] != 0 && modes[i] != mode)
+      if (modes[i] != Walk::Undecided && modes[i] != mode)
         fits = false;
       next[i] = mode;
     }
@@ -156,8 +156,8 @@ FailureOr<std::string> mlir::pipe::scalarExpression(Operation *op,
           })
           .Case([&](SoftplusOp) {
             // log(1 + exp(x)) without overflow.
-            return fmt("({0} > {1}(0) ? {0} + std::log1p(std::exp(-{0})) : "
-                       "std::log1p(std::exp({0})))",
+            return fmt("({0} > {1}(0) ? {0} + std::log1p(cpu::exp(-{0})) : "
+                       "std::log1p(cpu::exp({0})))",
                        in[0], t);
           })
           .Case([&](TanhOp) { return fmt("cpu::tanh({0})", in[0]); })

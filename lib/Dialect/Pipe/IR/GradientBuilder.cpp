@@ -83,11 +83,9 @@ GradientBuilder::normalization(Value x, Value grad, Value scale,
 
 std::tuple<Value, Value, Value>
 GradientBuilder::channelNormalization(Value x, Value scale, double epsilon,
-                                      Value grad, bool overBatch) {
+                                      Value grad) {
   auto type = cast<RankedTensorType>(x.getType());
   SmallVector<int64_t> axes;
-  if (overBatch)
-    axes.push_back(0);
   for (int64_t d = 2; d < type.getRank(); ++d)
     axes.push_back(d);
   auto [dx, xhat] =

@@ -115,8 +115,7 @@ LogicalResult InstanceNormOp::buildGradients(GradientBuilder &g) {
   // Per sample and channel, over the spatial axes.
   std::tie(g.operandGrad(0), g.operandGrad(1), g.operandGrad(2)) =
       g.channelNormalization(getInput(), getScale(),
-                             getEpsilon().convertToDouble(), grad,
-                             /*overBatch=*/false);
+                             getEpsilon().convertToDouble(), grad);
   return success();
 }
 

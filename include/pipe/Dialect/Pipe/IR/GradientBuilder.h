@@ -85,12 +85,10 @@ public:
                                         ArrayRef<int64_t> axisList,
                                         double epsilon);
   /// The gradients (input, scale, bias) of a normalization of x [N, C,
-  /// D...] per channel with scale and bias [C]: over the spatial axes
-  /// (instance norm), and the batch too with `overBatch` (batch norm).
-  std::tuple<Value, Value, Value> channelNormalization(Value x, Value scale,
-                                                       double epsilon,
-                                                       Value grad,
-                                                       bool overBatch);
+  /// D...] per sample and channel over the spatial axes, with scale and
+  /// bias [C] (instance norm).
+  std::tuple<Value, Value, Value>
+  channelNormalization(Value x, Value scale, double epsilon, Value grad);
   /// `scale` [C] reshaped to [C, 1, ...] to broadcast over [N, C, D...].
   Value perChannel(Value scale, RankedTensorType type);
   /// Sums `value` [N, C, D...] over every axis but the channels: [C].
