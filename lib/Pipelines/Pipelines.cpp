@@ -47,6 +47,13 @@ void mlir::pipe::buildStagePipeline(OpPassManager &pm) {
   pm.addPass(createVerifySchedule());
 }
 
+/// The CPU target's layout, and CSE for the transposes it duplicates.
+static void addChannelsLast(OpPassManager &pm) {
+  pm.addPass(createChannelsLast());
+  pm.addPass(createCSEPass());
+  pm.addPass(createCanonicalizerPass());
+}
+
 void mlir::pipe::buildCompilePipeline(OpPassManager &pm,
                                       const CompileOptions &options,
                                       EmitLevel level) {
@@ -58,12 +65,16 @@ void mlir::pipe::buildCompilePipeline(OpPassManager &pm,
   case EmitLevel::Program:
     if (options.train)
       buildTrainingPipeline(pm, options);
+    else if (options.channelsLast)
+      addChannelsLast(pm);
     return;
   case EmitLevel::Pipeline:
     pm.addPass(createPlanStages(options.plan));
     if (options.train)
       buildTrainingPipeline(pm, options);
     buildStagePipeline(pm);
+    if (!options.train && options.channelsLast)
+      addChannelsLast(pm);
     return;
   }
 }

@@ -145,7 +145,7 @@ void FoldBatchNormPass::runOnOperation() {
   llvm::StringMap<Location> firstUse;
   module.walk([&](BatchNormOp norm) {
     auto conv = norm.getInput().getDefiningOp<ConvOp>();
-    if (!conv || !conv->hasOneUse())
+    if (!conv || !conv->hasOneUse() || conv.getChannelsLast())
       return;
     Type element = conv.getType().getElementType();
     if ((!element.isF32() && !element.isF64()) ||

@@ -236,6 +236,37 @@ void conv(const T *x, const int64_t *xShape, const T *w, const int64_t *wShape,
 }
 
 template <typename T>
+void convChannelsLast(const T *x, const int64_t *xShape, const T *w,
+                      const int64_t *wShape, const T *bias, T *y,
+                      const int64_t *yShape, int spatial,
+                      const int64_t *strides, const int64_t *pads,
+                      const int64_t *dilations, int64_t group,
+                      bool parameterWeight) {
+  if constexpr (std::is_same_v<T, float>)
+    if (dnnlConv(x, xShape, w, wShape, bias, y, yShape, spatial, strides, pads,
+                 dilations, group, parameterWeight, /*channelsLast=*/true))
+      return;
+  // Elsewhere: conv on channels-first copies.
+  int rank = spatial + 2;
+  std::vector<int64_t> toFirst = {0, rank - 1}, toLast = {0};
+  for (int d = 1; d < rank - 1; ++d) {
+    toFirst.push_back(d);
+    toLast.push_back(d + 1);
+  }
+  toLast.push_back(1);
+  std::vector<int64_t> xFirst(rank), yFirst(rank);
+  for (int d = 0; d < rank; ++d) {
+    xFirst[d] = xShape[toFirst[d]];
+    yFirst[d] = yShape[toFirst[d]];
+  }
+  std::vector<T> in(product(xShape, rank)), out(product(yShape, rank));
+  transpose(x, xShape, rank, toFirst.data(), sizeof(T), in.data());
+  conv(in.data(), xFirst.data(), w, wShape, bias, out.data(), yFirst.data(),
+       spatial, strides, pads, dilations, group, parameterWeight);
+  transpose(out.data(), yFirst.data(), rank, toLast.data(), sizeof(T), y);
+}
+
+template <typename T>
 void convTranspose(const T *x, const int64_t *xShape, const T *w,
                    const int64_t *wShape, const T *bias, T *y,
                    const int64_t *yShape, int spatial, const int64_t *strides,
@@ -311,6 +342,17 @@ template void conv<double>(const double *, const int64_t *, const double *,
                            const int64_t *, const double *, double *,
                            const int64_t *, int, const int64_t *,
                            const int64_t *, const int64_t *, int64_t, bool);
+template void convChannelsLast<float>(const float *, const int64_t *,
+                                      const float *, const int64_t *,
+                                      const float *, float *, const int64_t *,
+                                      int, const int64_t *, const int64_t *,
+                                      const int64_t *, int64_t, bool);
+template void convChannelsLast<double>(const double *, const int64_t *,
+                                       const double *, const int64_t *,
+                                       const double *, double *,
+                                       const int64_t *, int, const int64_t *,
+                                       const int64_t *, const int64_t *,
+                                       int64_t, bool);
 template void convTranspose<float>(const float *, const int64_t *,
                                    const float *, const int64_t *,
                                    const float *, float *, const int64_t *, int,

@@ -133,8 +133,43 @@ void stridedCopy(const char *x, const std::vector<int64_t> &shape,
 
 } // namespace
 
+/// y[b][c][r] = x[b][r][c] for `batches` matrices of rows x cols elements
+/// of type T, in tiles that stay in cache.
+template <typename T>
+void transposeMatrices(const T *x, int64_t batches, int64_t rows, int64_t cols,
+                       T *y) {
+  constexpr int64_t kTile = 32;
+  int64_t rowTiles = (rows + kTile - 1) / kTile;
+#pragma omp parallel for if (batches * rows * cols > 32768)
+  for (int64_t item = 0; item < batches * rowTiles; ++item) {
+    int64_t b = item / rowTiles, r0 = (item % rowTiles) * kTile;
+    int64_t r1 = std::min(rows, r0 + kTile);
+    const T *in = x + b * rows * cols;
+    T *out = y + b * rows * cols;
+    for (int64_t c0 = 0; c0 < cols; c0 += kTile) {
+      int64_t c1 = std::min(cols, c0 + kTile);
+      for (int64_t r = r0; r < r1; ++r)
+        for (int64_t c = c0; c < c1; ++c)
+          out[c * rows + r] = in[r * cols + c];
+    }
+  }
+}
+
 void transpose(const void *x, const int64_t *xShape, int rank,
                const int64_t *perm, size_t elementSize, void *y) {
+  // Channels first to last and back, of 4-byte elements: batched matrix
+  // transposes.
+  if (rank == 4 && elementSize == 4) {
+    bool toLast = perm[0] == 0 && perm[1] == 2 && perm[2] == 3 && perm[3] == 1;
+    bool toFirst = perm[0] == 0 && perm[1] == 3 && perm[2] == 1 && perm[3] == 2;
+    if (toLast || toFirst) {
+      int64_t rows = toLast ? xShape[1] : xShape[1] * xShape[2];
+      int64_t cols = toLast ? xShape[2] * xShape[3] : xShape[3];
+      transposeMatrices(static_cast<const uint32_t *>(x), xShape[0], rows, cols,
+                        static_cast<uint32_t *>(y));
+      return;
+    }
+  }
   std::vector<int64_t> xStrides = denseStrides(xShape, rank);
   std::vector<int64_t> shape(rank), strides(rank);
   for (int i = 0; i < rank; ++i) {

@@ -3,16 +3,19 @@
 // pipe.conv, pipe.conv_transpose and pipe.conv_weight_grad on float32
 // through oneDNN, as PyTorch's CPU path does. Each call site's primitive is
 // built once and kept, keyed by its shapes and attributes (a site oneDNN
-// cannot run is remembered, and the caller's kernel runs). Windowed convolutions let oneDNN pick its blocked layouts
-// (its direct and depthwise kernels need them) and reorder the activations
-// in and out, through scratch buffers shared by every call site; pointwise
-// ones stay in NCHW, where its GEMM wins over the reorders. A weight that
-// is a parameter has a site of its own and is reordered once per
-// parameter epoch (a copy of the convolution weights lives beside the
-// parameters); any other weight on every call.
+// cannot run is remembered, and the caller's kernel runs). Windowed
+// convolutions let oneDNN pick its blocked layouts (its direct and depthwise
+// kernels need them) and reorder the activations in and out, through scratch
+// buffers shared by every call site; pointwise ones stay in NCHW, where its
+// GEMM wins over the reorders. A weight that is a parameter has a site of its
+// own and is reordered once per parameter epoch (a copy of the convolution
+// weights lives beside the parameters); any other weight on every call. A
+// channels-last convolution (pipe.conv's `channels_last`) reads and writes NHWC
+// activations as they are, with no reorder.
 //
 //===----------------------------------------------------------------------===//
 
+#include "Dnnl.h"
 #include "Kernels.h"
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -25,9 +28,6 @@
 
 namespace pipe_rt {
 namespace cpu {
-namespace {
-
-std::atomic<int64_t> parameterEpoch{0};
 
 dnnl::engine &cpuEngine() {
   static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
@@ -38,6 +38,10 @@ dnnl::stream &cpuStream() {
   static dnnl::stream stream(cpuEngine());
   return stream;
 }
+
+namespace {
+
+std::atomic<int64_t> parameterEpoch{0};
 
 /// One call site's primitive and the memories it keeps.
 struct ConvSite {
@@ -75,14 +79,30 @@ dnnl::memory::dims weightDims(const int64_t *wShape, int rank, int64_t group) {
   return dims;
 }
 
-/// `desc` where it is not the plain layout of `shape`; else the zero
+/// The tag of activations of rank `rank` as pipe stores them: row-major,
+/// or with the channels last (nwc, nhwc, ndhwc).
+dnnl::memory::format_tag activationTag(int rank, bool channelsLast) {
+  using tag = dnnl::memory::format_tag;
+  if (!channelsLast)
+    return plainTag(rank);
+  static const tag tags[] = {tag::acb, tag::acdb, tag::acdeb};
+  return tags[rank - 3];
+}
+
+/// `desc` where it is not the layout `tag` of `shape`; else the zero
 /// descriptor.
 dnnl::memory::desc unlessPlain(const dnnl::memory::desc &desc,
-                               const int64_t *shape, int rank) {
+                               const int64_t *shape, int rank,
+                               dnnl::memory::format_tag tag) {
   if (desc == dnnl::memory::desc(dimsOf(shape, rank),
-                                 dnnl::memory::data_type::f32, plainTag(rank)))
+                                 dnnl::memory::data_type::f32, tag))
     return dnnl::memory::desc();
   return desc;
+}
+
+dnnl::memory::desc unlessPlain(const dnnl::memory::desc &desc,
+                               const int64_t *shape, int rank) {
+  return unlessPlain(desc, shape, rank, plainTag(rank));
 }
 
 /// Activations in a primitive's own layout live in these buffers, shared
@@ -124,8 +144,8 @@ struct Window {
 
 Window makeWindow(const int64_t *xShape, const int64_t *wShape,
                   const int64_t *yShape, int spatial, const int64_t *strides,
-                  const int64_t *pads, const int64_t *dilations,
-                  int64_t group) {
+                  const int64_t *pads, const int64_t *dilations, int64_t group,
+                  bool channelsLast = false) {
   using dt = dnnl::memory::data_type;
   using tag = dnnl::memory::format_tag;
   int rank = spatial + 2;
@@ -139,7 +159,9 @@ Window makeWindow(const int64_t *xShape, const int64_t *wShape,
     window.padEnd.push_back(pads[spatial + d]);
     window.dilations.push_back(dilations[d] - 1);
   }
-  tag activations = pointwise ? plainTag(rank) : tag::any;
+  tag activations = channelsLast ? activationTag(rank, true)
+                    : pointwise  ? plainTag(rank)
+                                 : tag::any;
   window.src = dnnl::memory::desc(dimsOf(xShape, rank), dt::f32, activations);
   window.dst = dnnl::memory::desc(dimsOf(yShape, rank), dt::f32, activations);
   window.weights =
@@ -149,11 +171,11 @@ Window makeWindow(const int64_t *xShape, const int64_t *wShape,
 
 ConvSite makeSite(const int64_t *xShape, const int64_t *wShape, bool hasBias,
                   const int64_t *yShape, int spatial, const int64_t *strides,
-                  const int64_t *pads, const int64_t *dilations,
-                  int64_t group) {
+                  const int64_t *pads, const int64_t *dilations, int64_t group,
+                  bool channelsLast) {
   using dt = dnnl::memory::data_type;
   Window window = makeWindow(xShape, wShape, yShape, spatial, strides, pads,
-                             dilations, group);
+                             dilations, group, channelsLast);
   dnnl::memory::desc bias =
       hasBias ? dnnl::memory::desc({wShape[0]}, dt::f32, plainTag(1))
               : dnnl::memory::desc();
@@ -165,8 +187,9 @@ ConvSite makeSite(const int64_t *xShape, const int64_t *wShape, bool hasBias,
       cpuEngine());
   site.primitive = dnnl::convolution_forward(site.desc);
   site.weights = dnnl::memory(site.desc.weights_desc(), cpuEngine());
-  site.src = unlessPlain(site.desc.src_desc(), xShape, spatial + 2);
-  site.dst = unlessPlain(site.desc.dst_desc(), yShape, spatial + 2);
+  dnnl::memory::format_tag given = activationTag(spatial + 2, channelsLast);
+  site.src = unlessPlain(site.desc.src_desc(), xShape, spatial + 2, given);
+  site.dst = unlessPlain(site.desc.dst_desc(), yShape, spatial + 2, given);
   return site;
 }
 
@@ -316,11 +339,20 @@ void execute(const dnnl::primitive &primitive,
   cpuStream().wait();
 }
 
-/// `data` as a plain float memory of `shape`'s first `rank` extents.
-dnnl::memory plainMemory(const int64_t *shape, int rank, const float *data) {
-  return dnnl::memory(
-      {dimsOf(shape, rank), dnnl::memory::data_type::f32, plainTag(rank)},
-      cpuEngine(), const_cast<float *>(data));
+/// `data` as a float memory of the logical (NC...) `shape`'s first `rank`
+/// extents, row-major or channels last.
+dnnl::memory plainMemory(const int64_t *shape, int rank, const float *data,
+                         bool channelsLast = false) {
+  return dnnl::memory({dimsOf(shape, rank), dnnl::memory::data_type::f32,
+                       activationTag(rank, channelsLast)},
+                      cpuEngine(), const_cast<float *>(data));
+}
+
+/// The logical [N, C, D...] shape of a channels-last [N, D..., C] one.
+std::vector<int64_t> channelsFirst(const int64_t *shape, int rank) {
+  std::vector<int64_t> logical = {shape[0], shape[rank - 1]};
+  logical.insert(logical.end(), shape + 1, shape + rank - 1);
+  return logical;
 }
 
 /// `plain` in the layout `converted` (copied into scratch slot `slot`)
@@ -343,13 +375,24 @@ bool dnnlConv(const float *x, const int64_t *xShape, const float *w,
               const int64_t *wShape, const float *bias, float *y,
               const int64_t *yShape, int spatial, const int64_t *strides,
               const int64_t *pads, const int64_t *dilations, int64_t group,
-              bool parameterWeight) {
+              bool parameterWeight, bool channelsLast) {
+  if (channelsLast && (spatial < 1 || spatial > 3))
+    return false;
   // A failure inside oneDNN leaves the work to the caller's kernel.
   try {
+    // oneDNN describes activations by their logical [N, C, D...] shape.
+    std::vector<int64_t> xLogical, yLogical;
+    if (channelsLast) {
+      xLogical = channelsFirst(xShape, spatial + 2);
+      yLogical = channelsFirst(yShape, spatial + 2);
+      xShape = xLogical.data();
+      yShape = yLogical.data();
+    }
     ConvSite *site = siteFor<ConvSite>(
         spatial,
         siteKey(xShape, wShape, bias, spatial, strides, pads, dilations,
                 group) +
+            (channelsLast ? "nhwc" : "") +
             // Each parameter its own site, so that convolutions of one
             // shape keep their weights apart.
             (parameterWeight
@@ -357,7 +400,7 @@ bool dnnlConv(const float *x, const int64_t *xShape, const float *w,
                  : std::string()),
         [&] {
           return makeSite(xShape, wShape, bias, yShape, spatial, strides, pads,
-                          dilations, group);
+                          dilations, group, channelsLast);
         });
     if (!site)
       return false; // No oneDNN implementation: the caller's kernel runs.
@@ -376,12 +419,13 @@ bool dnnlConv(const float *x, const int64_t *xShape, const float *w,
       site->weightEpoch = parameterWeight ? epoch : -1;
     }
     std::unordered_map<int, dnnl::memory> args = {
-        {DNNL_ARG_SRC, inLayout(plainMemory(xShape, rank, x), site->src, 0)},
+        {DNNL_ARG_SRC,
+         inLayout(plainMemory(xShape, rank, x, channelsLast), site->src, 0)},
         {DNNL_ARG_WEIGHTS, site->weights}};
     if (bias)
       args[DNNL_ARG_BIAS] = plainMemory(wShape, 1, bias);
-    execute(site->primitive, args, DNNL_ARG_DST, plainMemory(yShape, rank, y),
-            site->dst, 1);
+    execute(site->primitive, args, DNNL_ARG_DST,
+            plainMemory(yShape, rank, y, channelsLast), site->dst, 1);
     return true;
   } catch (const dnnl::error &) {
     return false;

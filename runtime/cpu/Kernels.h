@@ -66,7 +66,25 @@ bool dnnlConv(const float *x, const int64_t *xShape, const float *w,
               const int64_t *wShape, const float *bias, float *y,
               const int64_t *yShape, int spatial, const int64_t *strides,
               const int64_t *pads, const int64_t *dilations, int64_t group,
-              bool parameterWeight);
+              bool parameterWeight, bool channelsLast = false);
+
+/// pipe.conv with `channels_last`: x [N,D1..Dn,C], y [N,O1..On,M], w and
+/// bias as for conv. oneDNN reads and writes the NHWC activations in place
+/// (float32); otherwise they are transposed around conv.
+template <typename T>
+void convChannelsLast(const T *x, const int64_t *xShape, const T *w,
+                      const int64_t *wShape, const T *bias, T *y,
+                      const int64_t *yShape, int spatial,
+                      const int64_t *strides, const int64_t *pads,
+                      const int64_t *dilations, int64_t group,
+                      bool parameterWeight = false);
+
+/// pipe.max_pool (`max`) or pipe.average_pool on float32 through oneDNN;
+/// false where oneDNN has no kernel for it. `dilations` may be null.
+bool dnnlPool(const float *x, const int64_t *xShape, float *y,
+              const int64_t *yShape, int spatial, const int64_t *kernel,
+              const int64_t *strides, const int64_t *pads,
+              const int64_t *dilations, bool max, bool countIncludePad);
 
 /// pipe.conv_transpose on float32 through oneDNN; false where oneDNN has
 /// no kernel for it.

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 namespace pipe_rt {
@@ -134,6 +135,10 @@ template <typename T>
 void maxPool(const T *x, const int64_t *xShape, T *y, const int64_t *yShape,
              int spatial, const int64_t *kernel, const int64_t *strides,
              const int64_t *pads, const int64_t *dilations) {
+  if constexpr (std::is_same_v<T, float>)
+    if (dnnlPool(x, xShape, y, yShape, spatial, kernel, strides, pads,
+                 dilations, /*max=*/true, false))
+      return;
   Window win(spatial, xShape + 2, yShape + 2, kernel, strides, pads, dilations);
   int64_t inSize = product(xShape + 2, spatial);
   int64_t outSize = product(yShape + 2, spatial);
@@ -157,6 +162,10 @@ template <typename T>
 void averagePool(const T *x, const int64_t *xShape, T *y, const int64_t *yShape,
                  int spatial, const int64_t *kernel, const int64_t *strides,
                  const int64_t *pads, bool countIncludePad) {
+  if constexpr (std::is_same_v<T, float>)
+    if (dnnlPool(x, xShape, y, yShape, spatial, kernel, strides, pads, nullptr,
+                 /*max=*/false, countIncludePad))
+      return;
   Window win(spatial, xShape + 2, yShape + 2, kernel, strides, pads, nullptr);
   int64_t inSize = product(xShape + 2, spatial);
   int64_t outSize = product(yShape + 2, spatial);

@@ -312,6 +312,9 @@ static pipe::CompileOptions compileOptions(ModuleOp module) {
       !main || llvm::none_of(llvm::seq(main.getNumResults()), [&](unsigned i) {
         return main.getResultAttr(i, "pipe.grad_of") != nullptr;
       });
+  // Code generation: every stage runs on the CPU target (GPU stages need
+  // --target=cpu until the CUDA target exists), so its layout applies.
+  compile.channelsLast = emitKind == "sources" || emitKind == "binaries";
   compile.optimizer = optimizerOptions();
   pipe::PlanRequest &request = compile.plan;
   request.clusterPath = clusterPath;

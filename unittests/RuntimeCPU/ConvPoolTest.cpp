@@ -206,11 +206,54 @@ template <typename T> void checkConv(const Reference::Case &c, bool transpose) {
   EXPECT_TRUE(reference::near(y, want));
 }
 
+/// The permutations that move the channels of a rank-`rank` tensor last
+/// and back first.
+std::pair<std::vector<int64_t>, std::vector<int64_t>> channelPerms(int rank) {
+  std::vector<int64_t> toLast = {0}, toFirst = {0, rank - 1};
+  for (int d = 2; d < rank; ++d)
+    toLast.push_back(d);
+  toLast.push_back(1);
+  for (int d = 1; d < rank - 1; ++d)
+    toFirst.push_back(d);
+  return {toLast, toFirst};
+}
+
+/// convChannelsLast on the case's input moved to channels last: its result
+/// moved back must be the reference's (oneDNN's NHWC kernels for float,
+/// conv around transposes for double).
+template <typename T> void checkConvChannelsLast(const Reference::Case &c) {
+  reference::Array x = c["x"], w = c["w"], want = c["y"];
+  int rank = x.rank(), spatial = rank - 2;
+  auto [toLast, toFirst] = channelPerms(rank);
+  std::vector<int64_t> xLast, yLast;
+  for (int d = 0; d < rank; ++d) {
+    xLast.push_back(x.shape()[toLast[d]]);
+    yLast.push_back(want.shape()[toLast[d]]);
+  }
+  std::vector<T> xv = x.as<T>(), wv = w.as<T>(), bv, in(xv.size()),
+                 out(want.size(), T(-7)), y(want.size());
+  if (c.has("b"))
+    bv = c["b"].as<T>();
+  transpose(xv.data(), x.shape().data(), rank, toLast.data(), sizeof(T),
+            in.data());
+  std::vector<int64_t> strides = c.ints("strides"), pads = c.ints("pads"),
+                       dil = c.ints("dil");
+  convChannelsLast<T>(in.data(), xLast.data(), wv.data(), w.shape().data(),
+                      bv.empty() ? nullptr : bv.data(), out.data(),
+                      yLast.data(), spatial, strides.data(), pads.data(),
+                      dil.data(), c.integer("group"));
+  transpose(out.data(), yLast.data(), rank, toFirst.data(), sizeof(T),
+            y.data());
+  EXPECT_TRUE(reference::near(y, want));
+}
+
 TEST_F(ConvPoolTest, Conv) {
   for (const Reference::Case &c : cases("conv")) {
     SCOPED_TRACE(c.name);
     checkConv<float>(c, false);
     checkConv<double>(c, false);
+    checkConvChannelsLast<float>(c);
+    checkConvChannelsLast<double>(c);
   }
 }
 
@@ -245,13 +288,13 @@ TEST(ConvParameterWeight, ReadAgainAfterParametersChange) {
                 yShape[] = {1, 3, 3, 3}, strides[] = {1, 1},
                 pads[] = {0, 0, 0, 0}, dilations[] = {1, 1};
   std::vector<float> x(50, 1.0f), w(54, 1.0f), y(27), twice(27);
-  conv<float>(x.data(), xShape, w.data(), wShape, nullptr, y.data(), yShape,
-              2, strides, pads, dilations, 1, /*parameterWeight=*/true);
+  conv<float>(x.data(), xShape, w.data(), wShape, nullptr, y.data(), yShape, 2,
+              strides, pads, dilations, 1, /*parameterWeight=*/true);
   EXPECT_EQ(y[0], 18.0f);
   std::fill(w.begin(), w.end(), 2.0f);
   parametersChanged();
-  conv<float>(x.data(), xShape, w.data(), wShape, nullptr, twice.data(),
-              yShape, 2, strides, pads, dilations, 1,
+  conv<float>(x.data(), xShape, w.data(), wShape, nullptr, twice.data(), yShape,
+              2, strides, pads, dilations, 1,
               /*parameterWeight=*/true);
   for (size_t i = 0; i < y.size(); ++i)
     EXPECT_EQ(twice[i], 2.0f * y[i]) << "at " << i;
@@ -317,6 +360,28 @@ TEST_F(ConvPoolTest, GlobalAveragePool) {
 }
 
 /// Max pooling lets NaN win, as numpy and torch do.
+// The transposes that pipe-channels-last leaves, of 4-byte elements (a
+// batched matrix transpose), move every element where it belongs.
+TEST(ChannelTranspose, MovesChannelsLastAndBack) {
+  const int64_t shape[] = {2, 3, 37, 41};
+  std::vector<float> x(2 * 3 * 37 * 41);
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = float(i);
+  auto [toLast, toFirst] = channelPerms(4);
+  std::vector<float> last(x.size()), back(x.size());
+  transpose(x.data(), shape, 4, toLast.data(), sizeof(float), last.data());
+  for (int64_t n = 0; n < 2; ++n)
+    for (int64_t c = 0; c < 3; ++c)
+      for (int64_t h = 0; h < 37; ++h)
+        for (int64_t w = 0; w < 41; ++w)
+          ASSERT_EQ(last[((n * 37 + h) * 41 + w) * 3 + c],
+                    x[((n * 3 + c) * 37 + h) * 41 + w]);
+  const int64_t lastShape[] = {2, 37, 41, 3};
+  transpose(last.data(), lastShape, 4, toFirst.data(), sizeof(float),
+            back.data());
+  EXPECT_EQ(back, x);
+}
+
 TEST(ConvPoolNaN, MaxPoolPropagatesNaN) {
   float x[] = {1, NAN, 3, 4, 5, 6, 7, 8, 9};
   int64_t xShape[] = {1, 1, 3, 3}, yShape[] = {1, 1, 2, 2};

@@ -46,6 +46,9 @@ struct CompileOptions {
   /// Off for a module that already returns gradients (a training program
   /// given as IR), whose forward pass keeps its training-mode ops.
   bool inferenceMode = true;
+  /// Without `train`: the CPU target's channels-last layout
+  /// (--pipe-channels-last), for stages that all run on the CPU.
+  bool channelsLast = false;
   OptimizerOptions optimizer;
   PlanRequest plan;
 };

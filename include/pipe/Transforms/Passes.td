@@ -43,6 +43,49 @@ def InferenceMode : Pass<"pipe-inference-mode"> {
   let dependentDialects = ["::mlir::pipe::PipeDialect"];
 }
 
+def ChannelsLast : Pass<"pipe-channels-last"> {
+  let summary = "Keep 2-D convolutions and the ops between them channels-last";
+  let description = [{
+    The CPU target's layout for inference: every 2-D float32 `pipe.conv`
+    becomes a `channels_last` one between transposes (NCHW to NHWC and
+    back), and the transposes back to NCHW sink through the ops for which
+    the layout does not matter:
+
+    - elementwise ops, whose per-channel or scalar operands move to
+      channels last with them (a reshape, for `[N, C, 1, 1]`);
+    - `pipe.batch_norm`, as a scale and a shift along the last axis;
+    - `pipe.global_average_pool`, as a mean over axes 1 and 2;
+    - `pipe.concat` along the channels, as one along the last axis.
+
+    Consecutive transposes then cancel, so that chains of convolutions
+    keep their activations in one layout, which oneDNN's kernels read and
+    write as they are. Transposes remain where an op needs NCHW (pooling
+    windows, reshapes, the graph's inputs and outputs).
+
+    Before:
+    ```mlir
+    %y = pipe.conv %x, %w strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1]
+           group 1 : tensor<1x8x4x4xf32>, tensor<8x8x3x3xf32>
+    %r = pipe.relu %y : tensor<1x8x4x4xf32>
+    %z = pipe.conv %r, %w strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1]
+           group 1 : tensor<1x8x4x4xf32>, tensor<8x8x3x3xf32>
+    ```
+    After:
+    ```mlir
+    %t = pipe.transpose %x perm [0, 2, 3, 1] : tensor<1x8x4x4xf32>
+    %y = pipe.conv %t, %w strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1]
+           group 1 {channels_last} : tensor<1x4x4x8xf32>, tensor<8x8x3x3xf32>
+    %r = pipe.relu %y : tensor<1x4x4x8xf32>
+    %z = pipe.conv %r, %w strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1]
+           group 1 {channels_last} : tensor<1x4x4x8xf32>, tensor<8x8x3x3xf32>
+    %b = pipe.transpose %z perm [0, 3, 1, 2] : tensor<1x4x4x8xf32>
+    ```
+    Training programs keep NCHW: the gradient ops have no channels-last
+    form.
+  }];
+  let dependentDialects = ["::mlir::pipe::PipeDialect"];
+}
+
 def FoldBatchNorm : Pass<"pipe-fold-batch-norm", "::mlir::ModuleOp"> {
   let summary = "Fold inference batch normalization into the convolution "
                 "before it";

@@ -355,14 +355,15 @@ LogicalResult StageEmitterImpl::emitKernel(Operation *op) {
             // layout until parameters change.
             bool parameter = isa_and_present<ParamRefOp, ConstantOp>(
                 root(o.getWeight()).getDefiningOp());
-            return fmt("cpu::conv({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, "
-                       "{9}, {10}, {11}, {12})",
+            return fmt("cpu::{13}({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, "
+                       "{8}, {9}, {10}, {11}, {12})",
                        input(o.getInput()), shapeOf(o.getInput()),
                        input(o.getWeight()), shapeOf(o.getWeight()),
                        optional(o.getBias()), output(o), shapeOf(o),
                        tensorType(o).getRank() - 2, ints(o.getStrides()),
                        ints(o.getPads()), ints(o.getDilations()), o.getGroup(),
-                       bool_(parameter));
+                       bool_(parameter),
+                       o.getChannelsLast() ? "convChannelsLast" : "conv");
           })
           .Case([&](ConvTransposeOp o) {
             return fmt("cpu::convTranspose({0}, {1}, {2}, {3}, {4}, {5}, {6}, "

@@ -248,6 +248,9 @@ LogicalResult GemmOp::buildGradients(GradientBuilder &g) {
 }
 
 LogicalResult ConvOp::buildGradients(GradientBuilder &g) {
+  // Channels-last convolutions exist only in inference programs.
+  if (getChannelsLast())
+    return failure();
   OpBuilder &b = g.builder;
   Value grad = g.grad();
   // dX is the transposed convolution of dY with W, in the same groups,

@@ -208,11 +208,28 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *context,
   if (failed(requireStaticShapes(loc, adaptor.getOperands())))
     return failure();
   RankedTensorType weight = tensorOf(adaptor.getWeight().getType());
+  RankedTensorType input = tensorOf(adaptor.getInput().getType());
+  // Channels last: the same convolution, with the channels moved.
+  int64_t rank = input.getRank();
+  SmallVector<int64_t> toFirst, toLast;
+  if (adaptor.getChannelsLast() && rank >= 3) {
+    toFirst.push_back(0);
+    toFirst.push_back(rank - 1);
+    toLast.push_back(0);
+    for (int64_t d = 1; d < rank - 1; ++d) {
+      toFirst.push_back(d);
+      toLast.push_back(d + 1);
+    }
+    toLast.push_back(1);
+    input = permutedType(input, toFirst);
+  }
   FailureOr<RankedTensorType> output = inferConvOutput(
-      loc, tensorOf(adaptor.getInput().getType()), weight, adaptor.getStrides(),
-      adaptor.getPads(), adaptor.getDilations(), adaptor.getGroup());
+      loc, input, weight, adaptor.getStrides(), adaptor.getPads(),
+      adaptor.getDilations(), adaptor.getGroup());
   if (failed(output))
     return failure();
+  if (!toLast.empty())
+    output = permutedType(*output, toLast);
   if (Value bias = adaptor.getBias()) {
     RankedTensorType biasType = tensorOf(bias.getType());
     if (biasType.getRank() != 1 ||

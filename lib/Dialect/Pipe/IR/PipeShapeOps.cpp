@@ -69,6 +69,14 @@ LogicalResult ExpandOp::verify() {
 // TransposeOp
 //===----------------------------------------------------------------------===//
 
+RankedTensorType mlir::pipe::permutedType(RankedTensorType type,
+                                          ArrayRef<int64_t> perm) {
+  SmallVector<int64_t> shape;
+  for (int64_t d : perm)
+    shape.push_back(type.getDimSize(d));
+  return RankedTensorType::get(shape, type.getElementType());
+}
+
 LogicalResult TransposeOp::inferReturnTypes(MLIRContext *context,
                                             std::optional<Location> loc,
                                             Adaptor adaptor,

@@ -73,6 +73,11 @@ def Pipe_ConvOp : Pipe_Op<"conv", [
     `pads` holds the begin pads of every spatial axis, then the end pads. The
     importer resolves ONNX `auto_pad` into explicit pads.
 
+    With `channels_last`, the input is `[N, D1..Dn, C]` and the result
+    `[N, O1..On, M]`; the weight keeps its layout. The CPU target's
+    `pipe-channels-last` creates these, so that convolutions and the ops
+    between them keep one layout.
+
     ```mlir
     %y = pipe.conv %x, %w, %b strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1]
            group 1 : tensor<1x3x8x8xf32>, tensor<16x3x3x3xf32>, tensor<16xf32>
@@ -82,7 +87,8 @@ def Pipe_ConvOp : Pipe_Op<"conv", [
                        Optional<Pipe_FloatTensor>:$bias,
                        DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
                        DenseI64ArrayAttr:$dilations,
-                       DefaultValuedAttr<I64Attr, "1">:$group);
+                       DefaultValuedAttr<I64Attr, "1">:$group,
+                       UnitAttr:$channels_last);
   let results = (outs Pipe_FloatTensor:$output);
   let assemblyFormat = [{
     $input `,` $weight (`,` $bias^)? `strides` $strides `pads` $pads

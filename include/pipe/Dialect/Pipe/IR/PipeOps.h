@@ -57,6 +57,10 @@ int64_t tensorBytes(Type type);
 /// The same, or nullopt where the count overflows int64_t.
 std::optional<int64_t> checkedTensorBytes(Type type);
 
+/// `type` with its dimensions in the order `perm`: result dimension d is
+/// `type`'s dimension perm[d].
+RankedTensorType permutedType(RankedTensorType type, ArrayRef<int64_t> perm);
+
 /// Constants with more elements than this are `dense_resource` blobs.
 constexpr int64_t kMaxInlineElements = 256;
 
