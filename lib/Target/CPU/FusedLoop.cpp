@@ -20,6 +20,8 @@ using namespace mlir::pipe;
 
 /// Below this many rows, a fused loop's threads share each row instead.
 static constexpr int64_t kMinParallelRows = 64;
+/// Loops over at most this many elements run on one thread.
+static constexpr int64_t kMinParallelElements = 32768;
 
 static RankedTensorType typeOf(Value value) {
   return cast<RankedTensorType>(value.getType());
@@ -121,8 +123,10 @@ mlir::pipe::fusedLoopSource(ArrayRef<Operation *> ops,
   }
   os << "  {\n    " << elementOf(result) << " *dst = " << output(result)
      << ";\n";
+  // Small loops run on the calling thread: no parallel region at all
+  // (an inactive one still costs a runtime call per row).
   std::string parallel =
-      "#pragma omp parallel for if (" + std::to_string(count) + " > 32768)\n";
+      count > kMinParallelElements ? "#pragma omp parallel for\n" : "";
   std::string body =
       loads + computes + "      dst[i] = " + scalars[result] + ";\n";
   if (!nested) {
