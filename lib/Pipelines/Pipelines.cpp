@@ -65,7 +65,7 @@ void mlir::pipe::buildCompilePipeline(OpPassManager &pm,
   case EmitLevel::Program:
     if (options.train)
       buildTrainingPipeline(pm, options);
-    else if (options.channelsLast)
+    else if (options.channelsLast && options.inferenceMode)
       addChannelsLast(pm);
     return;
   case EmitLevel::Pipeline:
@@ -73,8 +73,6 @@ void mlir::pipe::buildCompilePipeline(OpPassManager &pm,
     if (options.train)
       buildTrainingPipeline(pm, options);
     buildStagePipeline(pm);
-    if (!options.train && options.channelsLast)
-      addChannelsLast(pm);
     return;
   }
 }

@@ -1,8 +1,10 @@
-//===- Contraction.cpp - gemm and numpy matmul on OpenBLAS ----------------===//
+//===- Contraction.cpp - gemm and numpy matmul on OpenBLAS and oneDNN -----===//
 //
 // Both kernels hand the matrix products to cblas_sgemm / cblas_dgemm, which
-// thread themselves; batched matmul calls it once per batch (or once for all
-// batches when the right operand is shared and the left one is contiguous).
+// thread themselves, or for float products of the sizes where it is faster
+// (dnnlMatmulPays) to oneDNN; batched matmul makes one product per batch
+// (or one for all batches when the right operand is shared and the left
+// one is contiguous).
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +13,7 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <type_traits>
 #include <vector>
 
 namespace pipe_rt {
@@ -45,6 +48,10 @@ void product(const T *a, const T *b, T *y, int64_t m, int64_t n, int64_t k,
     std::fill(y, y + m * n, T(0));
     return;
   }
+  if constexpr (std::is_same_v<T, float>)
+    if (dnnlMatmulPays(m, n, k) &&
+        dnnlMatmul(a, b, y, m, n, k, transA, transB, alpha))
+      return;
   int64_t lda = std::max<int64_t>(1, transA ? m : k);
   int64_t ldb = std::max<int64_t>(1, transB ? k : n);
   blasGemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, T(0), y,

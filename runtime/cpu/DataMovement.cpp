@@ -134,24 +134,26 @@ void stridedCopy(const char *x, const std::vector<int64_t> &shape,
 } // namespace
 
 /// y[b][c][r] = x[b][r][c] for `batches` matrices of rows x cols elements
-/// of type T, in tiles that stay in cache.
-template <typename T>
-void transposeMatrices(const T *x, int64_t batches, int64_t rows, int64_t cols,
-                       T *y) {
+/// of `kBytes` bytes, in tiles that stay in cache.
+template <size_t kBytes>
+void transposeMatrices(const char *x, int64_t batches, int64_t rows,
+                       int64_t cols, char *y) {
   constexpr int64_t kTile = 32;
   int64_t rowTiles = (rows + kTile - 1) / kTile;
+  int64_t colTiles = (cols + kTile - 1) / kTile;
+  int64_t tiles = rowTiles * colTiles;
 #pragma omp parallel for if (batches * rows * cols > 32768)
-  for (int64_t item = 0; item < batches * rowTiles; ++item) {
-    int64_t b = item / rowTiles, r0 = (item % rowTiles) * kTile;
-    int64_t r1 = std::min(rows, r0 + kTile);
-    const T *in = x + b * rows * cols;
-    T *out = y + b * rows * cols;
-    for (int64_t c0 = 0; c0 < cols; c0 += kTile) {
-      int64_t c1 = std::min(cols, c0 + kTile);
-      for (int64_t r = r0; r < r1; ++r)
-        for (int64_t c = c0; c < c1; ++c)
-          out[c * rows + r] = in[r * cols + c];
-    }
+  for (int64_t item = 0; item < batches * tiles; ++item) {
+    int64_t b = item / tiles;
+    int64_t r0 = (item % tiles) / colTiles * kTile;
+    int64_t c0 = (item % colTiles) * kTile;
+    int64_t r1 = std::min(rows, r0 + kTile), c1 = std::min(cols, c0 + kTile);
+    const char *in = x + b * rows * cols * int64_t(kBytes);
+    char *out = y + b * rows * cols * int64_t(kBytes);
+    for (int64_t r = r0; r < r1; ++r)
+      for (int64_t c = c0; c < c1; ++c)
+        std::memcpy(out + (c * rows + r) * int64_t(kBytes),
+                    in + (r * cols + c) * int64_t(kBytes), kBytes);
   }
 }
 
@@ -165,8 +167,8 @@ void transpose(const void *x, const int64_t *xShape, int rank,
     if (toLast || toFirst) {
       int64_t rows = toLast ? xShape[1] : xShape[1] * xShape[2];
       int64_t cols = toLast ? xShape[2] * xShape[3] : xShape[3];
-      transposeMatrices(static_cast<const uint32_t *>(x), xShape[0], rows, cols,
-                        static_cast<uint32_t *>(y));
+      transposeMatrices<4>(static_cast<const char *>(x), xShape[0], rows, cols,
+                           static_cast<char *>(y));
       return;
     }
   }

@@ -10,11 +10,20 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <unordered_map>
+
 namespace pipe_rt {
 namespace cpu {
 
 dnnl::engine &cpuEngine();
 dnnl::stream &cpuStream();
+
+/// Runs `primitive` on `args` and waits for it.
+inline void run(const dnnl::primitive &primitive,
+                const std::unordered_map<int, dnnl::memory> &args) {
+  primitive.execute(cpuStream(), args);
+  cpuStream().wait();
+}
 
 } // namespace cpu
 } // namespace pipe_rt

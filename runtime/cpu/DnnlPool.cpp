@@ -5,15 +5,16 @@
 // by its shapes and attributes (a site oneDNN cannot run is remembered, and
 // the caller's kernel runs). Activations stay in their row-major layout.
 // pipe's own kernel runs where oneDNN's answer would differ: a max pool
-// over a NaN (pipe propagates it), or with a window that reads only
-// padding (pipe gives -inf), and an average pool whose ceil-mode windows
-// reach past the end pad.
+// over a NaN (pipe propagates it) or -inf, or with a window that reads
+// only padding (pipe gives -inf), and an average that counts padding
+// whose ceil-mode windows reach past the end pad.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Dnnl.h"
 #include "Kernels.h"
 
+#include <limits>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -49,8 +50,9 @@ makePooling(const int64_t *xShape, const int64_t *yShape, int spatial,
     // takes them as more end padding.
     int64_t reach = (yShape[d + 2] - 1) * strides[d] +
                     (kernel[d] - 1) * dilate + 1 - xShape[d + 2] - pads[d];
-    if (algorithm != dnnl::algorithm::pooling_max && reach != pads[spatial + d])
-      return nullptr; // Averages would count the extra padding.
+    if (algorithm == dnnl::algorithm::pooling_avg_include_padding &&
+        reach != pads[spatial + d])
+      return nullptr; // The average would count the extra padding.
     padEnd.push_back(reach);
   }
   int rank = spatial + 2;
@@ -102,24 +104,25 @@ bool dnnlPool(const float *x, const int64_t *xShape, float *y,
     if (!it->second)
       return false;
     int rank = spatial + 2;
-    // oneDNN's maximum may drop a NaN, which pipe's kernel propagates.
+    // oneDNN's maximum may drop a NaN, which pipe's kernel propagates, and
+    // starts from the lowest float, so that a window of -inf would give
+    // that rather than -inf.
     if (max) {
       int64_t count = 1;
       for (int d = 0; d < rank; ++d)
         count *= xShape[d];
-      bool nan = false;
-#pragma omp parallel for reduction(|| : nan) if (count > 32768)
+      constexpr float kInf = std::numeric_limits<float>::infinity();
+      bool special = false;
+#pragma omp parallel for reduction(|| : special) if (count > 32768)
       for (int64_t i = 0; i < count; ++i)
-        nan = nan || x[i] != x[i];
-      if (nan)
+        special = special || !(x[i] > -kInf);
+      if (special)
         return false;
     }
     dnnl::memory src(plainDesc(xShape, rank), cpuEngine(),
                      const_cast<float *>(x));
     dnnl::memory dst(plainDesc(yShape, rank), cpuEngine(), y);
-    it->second->execute(cpuStream(),
-                        {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
-    cpuStream().wait();
+    run(*it->second, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
     return true;
   } catch (const dnnl::error &) {
     return false;

@@ -79,6 +79,15 @@ void convChannelsLast(const T *x, const int64_t *xShape, const T *w,
                       const int64_t *dilations, int64_t group,
                       bool parameterWeight = false);
 
+/// Whether a float product of m x n x k multiply-adds goes to oneDNN
+/// rather than OpenBLAS (DnnlMatmul.cpp says where each wins).
+bool dnnlMatmulPays(int64_t m, int64_t n, int64_t k);
+
+/// y [m, n] = alpha op(a) op(b) on float32 through oneDNN; false where
+/// oneDNN has no kernel for it.
+bool dnnlMatmul(const float *a, const float *b, float *y, int64_t m, int64_t n,
+                int64_t k, bool transA, bool transB, float alpha);
+
 /// pipe.max_pool (`max`) or pipe.average_pool on float32 through oneDNN;
 /// false where oneDNN has no kernel for it. `dilations` may be null.
 bool dnnlPool(const float *x, const int64_t *xShape, float *y,

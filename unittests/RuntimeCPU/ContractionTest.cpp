@@ -35,6 +35,12 @@ gemm('k_0', 3, 4, 0, cshape=(4,))
 gemm('dot', 1, 1, 8, ta=True, tb=True, cshape=(1,))
 # Large enough for the parallel paths.
 gemm('parallel', 300, 250, 20, cshape=(250,), beta=0.5)
+# Mid-sized float products run on oneDNN (dnnlMatmulPays), in every
+# transposition, with alpha.
+gemm('onednn', 128, 96, 24)
+gemm('onednn_transA', 128, 96, 24, ta=True, alpha=-0.75, cshape=(96,))
+gemm('onednn_transB', 128, 96, 24, tb=True, cshape=(128, 1), beta=0.5)
+gemm('onednn_both', 128, 96, 24, ta=True, tb=True, alpha=2.0)
 
 def matmul(name, ashape, bshape):
     a = rand(*ashape)
@@ -56,6 +62,7 @@ matmul('vec_batched', (4,), (2, 4, 5))
 matmul('batched_vec', (2, 3, 4), (4,))
 matmul('big', (2, 40, 33), (2, 33, 50))
 matmul('many_batches', (6, 5, 20, 8), (5, 8, 30))
+matmul('onednn_batched', (3, 128, 24), (3, 24, 96))
 )";
 
 PIPE_REFERENCE_FIXTURE(ContractionTest, script)

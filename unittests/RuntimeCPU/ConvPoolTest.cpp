@@ -10,6 +10,8 @@
 
 #include "Reference.h"
 
+#include <limits>
+
 using namespace pipe_rt::cpu;
 using reference::Reference;
 
@@ -359,7 +361,6 @@ TEST_F(ConvPoolTest, GlobalAveragePool) {
   }
 }
 
-/// Max pooling lets NaN win, as numpy and torch do.
 // The transposes that pipe-channels-last leaves, of 4-byte elements (a
 // batched matrix transpose), move every element where it belongs.
 TEST(ChannelTranspose, MovesChannelsLastAndBack) {
@@ -382,6 +383,7 @@ TEST(ChannelTranspose, MovesChannelsLastAndBack) {
   EXPECT_EQ(back, x);
 }
 
+/// Max pooling lets NaN win, as numpy and torch do.
 TEST(ConvPoolNaN, MaxPoolPropagatesNaN) {
   float x[] = {1, NAN, 3, 4, 5, 6, 7, 8, 9};
   int64_t xShape[] = {1, 1, 3, 3}, yShape[] = {1, 1, 2, 2};
@@ -393,6 +395,22 @@ TEST(ConvPoolNaN, MaxPoolPropagatesNaN) {
   EXPECT_TRUE(std::isnan(y[1]));
   EXPECT_EQ(y[2], 8);
   EXPECT_EQ(y[3], 9);
+}
+
+/// The maximum of -inf, alone or beside padding, is -inf (oneDNN's would
+/// be the lowest float).
+TEST(ConvPoolNaN, MaxPoolOfMinusInfinity) {
+  constexpr float inf = std::numeric_limits<float>::infinity();
+  float x[] = {-inf, -inf, -inf, 5};
+  int64_t xShape[] = {1, 1, 2, 2}, yShape[] = {1, 1, 2, 2};
+  int64_t kernel[] = {2, 2}, strides[] = {1, 1}, pads[] = {1, 1, 0, 0},
+          dil[] = {1, 1};
+  float y[4];
+  maxPool<float>(x, xShape, y, yShape, 2, kernel, strides, pads, dil);
+  EXPECT_EQ(y[0], -inf);
+  EXPECT_EQ(y[1], -inf);
+  EXPECT_EQ(y[2], -inf);
+  EXPECT_EQ(y[3], 5);
 }
 
 } // namespace

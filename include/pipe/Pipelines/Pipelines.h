@@ -46,8 +46,9 @@ struct CompileOptions {
   /// Off for a module that already returns gradients (a training program
   /// given as IR), whose forward pass keeps its training-mode ops.
   bool inferenceMode = true;
-  /// Without `train`: the CPU target's channels-last layout
-  /// (--pipe-channels-last), for stages that all run on the CPU.
+  /// With `inferenceMode`, for a program of one stage on the CPU target:
+  /// its channels-last layout (--pipe-channels-last). Pipelines of several
+  /// stages keep NCHW: the pass's rewrites may erase an unused pipe.recv.
   bool channelsLast = false;
   OptimizerOptions optimizer;
   PlanRequest plan;
