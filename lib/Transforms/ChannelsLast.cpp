@@ -16,6 +16,8 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
+#include <limits>
+
 #define DEBUG_TYPE "pipe-channels-last"
 
 namespace mlir {
@@ -60,10 +62,10 @@ struct ConvToChannelsLast : OpRewritePattern<ConvOp> {
       return rewriter.notifyMatchFailure(op, "not a 2-D float convolution");
     Location loc = op.getLoc();
     Value input = transpose(rewriter, loc, op.getInput(), kToLast);
-    auto conv = ConvOp::create(rewriter, loc, input, op.getWeight(),
-                               op.getBias(), op.getStridesAttr(),
-                               op.getPadsAttr(), op.getDilationsAttr(),
-                               op.getGroupAttr(), rewriter.getUnitAttr());
+    auto conv = ConvOp::create(
+        rewriter, loc, input, op.getWeight(), op.getBias(), op.getStridesAttr(),
+        op.getPadsAttr(), op.getDilationsAttr(), op.getGroupAttr(),
+        rewriter.getUnitAttr(), ConvActivationAttr(), FloatAttr(), FloatAttr());
     rewriter.replaceOp(op, transpose(rewriter, loc, conv, kToFirst));
     return success();
   }
@@ -210,6 +212,62 @@ struct SinkThroughConcat : OpRewritePattern<ConcatOp> {
   }
 };
 
+/// ReLU, clip or SiLU (x * sigmoid(x)) of a channels-last convolution that
+/// nothing else reads: the convolution's fused activation.
+struct FuseActivation : RewritePattern {
+  FuseActivation(MLIRContext *context)
+      : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/1, context) {}
+
+  static ConvOp fusable(Value value, unsigned uses) {
+    auto conv = value.getDefiningOp<ConvOp>();
+    if (!conv || !conv.getChannelsLast() || conv.getActivation() ||
+        !llvm::hasNItems(conv->getUses(), uses))
+      return nullptr;
+    return conv;
+  }
+
+  LogicalResult matchAndRewrite(Operation *op,
+                                PatternRewriter &rewriter) const override {
+    ConvOp conv;
+    ConvActivation activation;
+    FloatAttr low, high;
+    if (auto relu = dyn_cast<ReluOp>(op)) {
+      conv = fusable(relu.getInput(), 1);
+      activation = ConvActivation::relu;
+    } else if (auto clip = dyn_cast<ClipOp>(op)) {
+      conv = fusable(clip.getInput(), 1);
+      activation = ConvActivation::clip;
+      float lowest = std::numeric_limits<float>::lowest();
+      low = rewriter.getF32FloatAttr(
+          clip.getMin() ? float(clip.getMin()->convertToDouble()) : lowest);
+      high = rewriter.getF32FloatAttr(
+          clip.getMax() ? float(clip.getMax()->convertToDouble()) : -lowest);
+    } else if (auto mul = dyn_cast<MulOp>(op)) {
+      // x * sigmoid(x), either way round.
+      for (auto [x, s] : {std::pair(mul.getLhs(), mul.getRhs()),
+                          std::pair(mul.getRhs(), mul.getLhs())}) {
+        auto sigmoid = s.getDefiningOp<SigmoidOp>();
+        if (sigmoid && sigmoid.getInput() == x && sigmoid->hasOneUse())
+          conv = fusable(x, 2);
+        if (conv)
+          break;
+      }
+      activation = ConvActivation::silu;
+    }
+    if (!conv || conv.getType() != op->getResult(0).getType())
+      return rewriter.notifyMatchFailure(op, "no convolution to fuse into");
+    rewriter.modifyOpInPlace(conv, [&] {
+      conv.setActivation(activation);
+      if (low) {
+        conv.setActivationMinAttr(low);
+        conv.setActivationMaxAttr(high);
+      }
+    });
+    rewriter.replaceOp(op, conv.getResult());
+    return success();
+  }
+};
+
 struct ChannelsLastPass
     : public pipe::impl::ChannelsLastBase<ChannelsLastPass> {
   using ChannelsLastBase::ChannelsLastBase;
@@ -219,7 +277,8 @@ struct ChannelsLastPass
     RewritePatternSet patterns(context);
     patterns
         .add<ConvToChannelsLast, SinkThroughElementwise, SinkThroughBatchNorm,
-             SinkThroughGlobalAveragePool, SinkThroughConcat>(context);
+             SinkThroughGlobalAveragePool, SinkThroughConcat, FuseActivation>(
+            context);
     TransposeOp::getCanonicalizationPatterns(patterns, context);
     // Transposes travel one op per rewrite, through networks hundreds of
     // ops deep. Stopping short of a fixed point leaves valid IR, only more

@@ -14,6 +14,7 @@
 #include "ShapeUtil.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <type_traits>
 #include <vector>
@@ -241,10 +242,12 @@ void convChannelsLast(const T *x, const int64_t *xShape, const T *w,
                       const int64_t *yShape, int spatial,
                       const int64_t *strides, const int64_t *pads,
                       const int64_t *dilations, int64_t group,
-                      bool parameterWeight) {
+                      bool parameterWeight, int activation, float low,
+                      float high) {
   if constexpr (std::is_same_v<T, float>)
     if (dnnlConv(x, xShape, w, wShape, bias, y, yShape, spatial, strides, pads,
-                 dilations, group, parameterWeight, /*channelsLast=*/true))
+                 dilations, group, parameterWeight, /*channelsLast=*/true,
+                 activation, low, high))
       return;
   // Elsewhere: conv on channels-first copies.
   int rank = spatial + 2;
@@ -264,6 +267,17 @@ void convChannelsLast(const T *x, const int64_t *xShape, const T *w,
   conv(in.data(), xFirst.data(), w, wShape, bias, out.data(), yFirst.data(),
        spatial, strides, pads, dilations, group, parameterWeight);
   transpose(out.data(), yFirst.data(), rank, toLast.data(), sizeof(T), y);
+  int64_t count = product(yShape, rank);
+  if (activation == kRelu) {
+    for (int64_t i = 0; i < count; ++i)
+      y[i] = y[i] > T(0) ? y[i] : T(0);
+  } else if (activation == kClip) {
+    for (int64_t i = 0; i < count; ++i)
+      y[i] = std::min<T>(std::max<T>(y[i], T(low)), T(high));
+  } else if (activation == kSilu) {
+    for (int64_t i = 0; i < count; ++i)
+      y[i] = y[i] / (T(1) + std::exp(-y[i]));
+  }
 }
 
 template <typename T>
@@ -346,13 +360,14 @@ template void convChannelsLast<float>(const float *, const int64_t *,
                                       const float *, const int64_t *,
                                       const float *, float *, const int64_t *,
                                       int, const int64_t *, const int64_t *,
-                                      const int64_t *, int64_t, bool);
+                                      const int64_t *, int64_t, bool, int,
+                                      float, float);
 template void convChannelsLast<double>(const double *, const int64_t *,
                                        const double *, const int64_t *,
                                        const double *, double *,
                                        const int64_t *, int, const int64_t *,
                                        const int64_t *, const int64_t *,
-                                       int64_t, bool);
+                                       int64_t, bool, int, float, float);
 template void convTranspose<float>(const float *, const int64_t *,
                                    const float *, const int64_t *,
                                    const float *, float *, const int64_t *, int,

@@ -172,7 +172,7 @@ Window makeWindow(const int64_t *xShape, const int64_t *wShape,
 ConvSite makeSite(const int64_t *xShape, const int64_t *wShape, bool hasBias,
                   const int64_t *yShape, int spatial, const int64_t *strides,
                   const int64_t *pads, const int64_t *dilations, int64_t group,
-                  bool channelsLast) {
+                  bool channelsLast, int activation, float low, float high) {
   using dt = dnnl::memory::data_type;
   Window window = makeWindow(xShape, wShape, yShape, spatial, strides, pads,
                              dilations, group, channelsLast);
@@ -180,11 +180,23 @@ ConvSite makeSite(const int64_t *xShape, const int64_t *wShape, bool hasBias,
       hasBias ? dnnl::memory::desc({wShape[0]}, dt::f32, plainTag(1))
               : dnnl::memory::desc();
   ConvSite site;
+  // The fused activation, as an eltwise post-op.
+  dnnl::primitive_attr attr;
+  if (activation != kNoActivation) {
+    dnnl::post_ops ops;
+    if (activation == kRelu)
+      ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+    else if (activation == kClip)
+      ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, low, high);
+    else
+      ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_swish, 1.0f, 0.0f);
+    attr.set_post_ops(ops);
+  }
   site.desc = dnnl::convolution_forward::primitive_desc(
       {dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
        window.src, window.weights, bias, window.dst, window.strides,
        window.dilations, window.padBegin, window.padEnd},
-      cpuEngine());
+      attr, cpuEngine());
   site.primitive = dnnl::convolution_forward(site.desc);
   site.weights = dnnl::memory(site.desc.weights_desc(), cpuEngine());
   dnnl::memory::format_tag given = activationTag(spatial + 2, channelsLast);
@@ -375,7 +387,8 @@ bool dnnlConv(const float *x, const int64_t *xShape, const float *w,
               const int64_t *wShape, const float *bias, float *y,
               const int64_t *yShape, int spatial, const int64_t *strides,
               const int64_t *pads, const int64_t *dilations, int64_t group,
-              bool parameterWeight, bool channelsLast) {
+              bool parameterWeight, bool channelsLast, int activation,
+              float low, float high) {
   if (channelsLast && (spatial < 1 || spatial > 3))
     return false;
   // A failure inside oneDNN leaves the work to the caller's kernel.
@@ -393,6 +406,9 @@ bool dnnlConv(const float *x, const int64_t *xShape, const float *w,
         siteKey(xShape, wShape, bias, spatial, strides, pads, dilations,
                 group) +
             (channelsLast ? "nhwc" : "") +
+            (activation ? "a" + std::to_string(activation) + ":" +
+                              std::to_string(low) + ":" + std::to_string(high)
+                        : std::string()) +
             // Each parameter its own site, so that convolutions of one
             // shape keep their weights apart.
             (parameterWeight
@@ -400,7 +416,8 @@ bool dnnlConv(const float *x, const int64_t *xShape, const float *w,
                  : std::string()),
         [&] {
           return makeSite(xShape, wShape, bias, yShape, spatial, strides, pads,
-                          dilations, group, channelsLast);
+                          dilations, group, channelsLast, activation, low,
+                          high);
         });
     if (!site)
       return false; // No oneDNN implementation: the caller's kernel runs.

@@ -66,7 +66,12 @@ bool dnnlConv(const float *x, const int64_t *xShape, const float *w,
               const int64_t *wShape, const float *bias, float *y,
               const int64_t *yShape, int spatial, const int64_t *strides,
               const int64_t *pads, const int64_t *dilations, int64_t group,
-              bool parameterWeight, bool channelsLast = false);
+              bool parameterWeight, bool channelsLast = false,
+              int activation = 0, float low = 0, float high = 0);
+
+/// A convolution's fused activation (pipe.conv's `activation`): none,
+/// max(y, 0), min(max(y, low), high), y * sigmoid(y).
+enum ConvActivation { kNoActivation, kRelu, kClip, kSilu };
 
 /// pipe.conv with `channels_last`: x [N,D1..Dn,C], y [N,O1..On,M], w and
 /// bias as for conv. oneDNN reads and writes the NHWC activations in place
@@ -77,7 +82,8 @@ void convChannelsLast(const T *x, const int64_t *xShape, const T *w,
                       const int64_t *yShape, int spatial,
                       const int64_t *strides, const int64_t *pads,
                       const int64_t *dilations, int64_t group,
-                      bool parameterWeight = false);
+                      bool parameterWeight = false, int activation = 0,
+                      float low = 0, float high = 0);
 
 /// Whether a float product of m x n x k multiply-adds goes to oneDNN
 /// rather than OpenBLAS (DnnlMatmul.cpp says where each wins).

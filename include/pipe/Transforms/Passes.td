@@ -59,7 +59,9 @@ def ChannelsLast : Pass<"pipe-channels-last"> {
 
     Consecutive transposes then cancel, so that chains of convolutions
     keep their activations in one layout, which oneDNN's kernels read and
-    write as they are. Transposes remain where an op needs NCHW (pooling
+    write as they are. A ReLU, clip or SiLU (`x * sigmoid(x)`) that alone
+    reads a channels-last convolution's result becomes the convolution's
+    `activation`. Transposes remain where an op needs NCHW (pooling
     windows, reshapes, the graph's inputs and outputs).
 
     Before:
@@ -74,10 +76,10 @@ def ChannelsLast : Pass<"pipe-channels-last"> {
     ```mlir
     %t = pipe.transpose %x perm [0, 2, 3, 1] : tensor<1x8x4x4xf32>
     %y = pipe.conv %t, %w strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1]
-           group 1 {channels_last} : tensor<1x4x4x8xf32>, tensor<8x8x3x3xf32>
-    %r = pipe.relu %y : tensor<1x4x4x8xf32>
-    %z = pipe.conv %r, %w strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1]
-           group 1 {channels_last} : tensor<1x4x4x8xf32>, tensor<8x8x3x3xf32>
+           group 1 channels_last {activation = #pipe<conv_activation relu>}
+           : tensor<1x4x4x8xf32>, tensor<8x8x3x3xf32>
+    %z = pipe.conv %y, %w strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1]
+           group 1 channels_last : tensor<1x4x4x8xf32>, tensor<8x8x3x3xf32>
     %b = pipe.transpose %z perm [0, 3, 1, 2] : tensor<1x4x4x8xf32>
     ```
     Training programs keep NCHW: the gradient ops have no channels-last

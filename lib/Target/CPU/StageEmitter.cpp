@@ -355,15 +355,29 @@ LogicalResult StageEmitterImpl::emitKernel(Operation *op) {
             // layout until parameters change.
             bool parameter = isa_and_present<ParamRefOp, ConstantOp>(
                 root(o.getWeight()).getDefiningOp());
+            // A fused activation: its runtime code and clip bounds.
+            std::string activation;
+            if (std::optional<ConvActivation> kind = o.getActivation()) {
+              const char *code = *kind == ConvActivation::relu   ? "cpu::kRelu"
+                                 : *kind == ConvActivation::clip ? "cpu::kClip"
+                                                                 : "cpu::kSilu";
+              activation = fmt(
+                  ", {0}, {1:e9}f, {2:e9}f", code,
+                  o.getActivationMin() ? o.getActivationMin()->convertToDouble()
+                                       : 0.0,
+                  o.getActivationMax() ? o.getActivationMax()->convertToDouble()
+                                       : 0.0);
+            }
             return fmt("cpu::{13}({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, "
-                       "{8}, {9}, {10}, {11}, {12})",
+                       "{8}, {9}, {10}, {11}, {12}{14})",
                        input(o.getInput()), shapeOf(o.getInput()),
                        input(o.getWeight()), shapeOf(o.getWeight()),
                        optional(o.getBias()), output(o), shapeOf(o),
                        tensorType(o).getRank() - 2, ints(o.getStrides()),
                        ints(o.getPads()), ints(o.getDilations()), o.getGroup(),
                        bool_(parameter),
-                       o.getChannelsLast() ? "convChannelsLast" : "conv");
+                       o.getChannelsLast() ? "convChannelsLast" : "conv",
+                       activation);
           })
           .Case([&](ConvTransposeOp o) {
             return fmt("cpu::convTranspose({0}, {1}, {2}, {3}, {4}, {5}, {6}, "

@@ -610,3 +610,19 @@ func.func @loss_weight_rank(%x: tensor<4x10xf32>, %l: tensor<4xi32>, %w: tensor<
   %0 = pipe.softmax_cross_entropy %x, %l, %w reduction mean : tensor<4x10xf32>, tensor<4xi32>, tensor<1x10xf32>
   return
 }
+
+// -----
+
+func.func @conv_activation_channels_first(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x1x1xf32>) {
+  // expected-error @+1 {{'pipe.conv' op a fused activation needs channels_last}}
+  %0 = pipe.conv %x, %w strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] group 1 {activation = #pipe<conv_activation relu>} : tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>
+  return
+}
+
+// -----
+
+func.func @conv_clip_bounds(%x: tensor<1x4x4x2xf32>, %w: tensor<2x2x1x1xf32>) {
+  // expected-error @+1 {{'pipe.conv' op activation_min and activation_max go with a clip activation, both}}
+  %0 = pipe.conv %x, %w strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] group 1 channels_last {activation = #pipe<conv_activation clip>, activation_min = 0.0 : f32} : tensor<1x4x4x2xf32>, tensor<2x2x1x1xf32>
+  return
+}

@@ -96,6 +96,15 @@ func.func @conv_pool(%x: tensor<1x4x8x8xf32>, %w: tensor<8x2x3x3xf32>,
   // CHECK: pipe.conv %{{.*}}, %{{.*}}, %{{.*}} strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] group 2 : tensor<1x4x8x8xf32>, tensor<8x2x3x3xf32>, tensor<8xf32>
   %0 = pipe.conv %x, %w, %b strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] group 2 : tensor<1x4x8x8xf32>, tensor<8x2x3x3xf32>, tensor<8xf32>
   %1 = pipe.relu %0 : tensor<1x8x8x8xf32>
+  // Channels last (the input is [N, H, W, C]) with a fused clip; rank 3.
+  // CHECK: pipe.conv %{{.*}}, %{{.*}} strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] group 2 channels_last {activation = #pipe<conv_activation clip>, activation_max = 6.000000e+00 : f32, activation_min = 0.000000e+00 : f32} : tensor<1x8x8x4xf32>, tensor<8x2x3x3xf32>
+  %cl = pipe.transpose %x perm [0, 2, 3, 1] : tensor<1x4x8x8xf32>
+  %c2 = pipe.conv %cl, %w strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] group 2 channels_last {activation = #pipe<conv_activation clip>, activation_min = 0.0 : f32, activation_max = 6.0 : f32} : tensor<1x8x8x4xf32>, tensor<8x2x3x3xf32>
+  %c3 = pipe.relu %c2 : tensor<1x8x8x8xf32>
+  // CHECK: pipe.conv {{.*}} channels_last : tensor<2x10x3xf32>, tensor<6x3x3xf32>
+  %x1l = pipe.transpose %x1 perm [0, 2, 1] : tensor<2x3x10xf32>
+  %c4 = pipe.conv %x1l, %w1 strides [1] pads [1, 1] dilations [1] group 1 channels_last : tensor<2x10x3xf32>, tensor<6x3x3xf32>
+  %c5 = pipe.relu %c4 : tensor<2x10x6xf32>
   // CHECK: pipe.conv %{{.*}}, %{{.*}} strides [2] pads [0, 1] dilations [1] group 1 : tensor<2x3x10xf32>, tensor<6x3x3xf32>
   %2 = pipe.conv %x1, %w1 strides [2] pads [0, 1] dilations [1] group 1 : tensor<2x3x10xf32>, tensor<6x3x3xf32>
   %3 = pipe.relu %2 : tensor<2x6x5xf32>

@@ -241,6 +241,18 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *context,
   return success();
 }
 
+LogicalResult ConvOp::verify() {
+  std::optional<ConvActivation> activation = getActivation();
+  if (activation && !getChannelsLast())
+    return emitOpError("a fused activation needs channels_last");
+  bool clip = activation == ConvActivation::clip;
+  if (clip != (getActivationMin() && getActivationMax()) ||
+      (!clip && (getActivationMin() || getActivationMax())))
+    return emitOpError("activation_min and activation_max go with a clip "
+                       "activation, both");
+  return success();
+}
+
 LogicalResult ConvWeightGradOp::verify() {
   // The weight is right when the convolution it belongs to reads the input
   // into the gradient's shape.

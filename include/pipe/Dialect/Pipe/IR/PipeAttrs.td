@@ -27,6 +27,18 @@ def Pipe_PadMode : I32EnumAttr<"PadMode", "padding mode", [
 }
 def Pipe_PadModeAttr : EnumAttr<Pipe_Dialect, Pipe_PadMode, "pad_mode">;
 
+/// An activation that a channels-last convolution applies to its result:
+/// max(y, 0), min(max(y, lo), hi), or y * sigmoid(y).
+def Pipe_ConvActivation : I32EnumAttr<"ConvActivation", "fused activation", [
+    I32EnumAttrCase<"relu", 0>,
+    I32EnumAttrCase<"clip", 1>,
+    I32EnumAttrCase<"silu", 2>]> {
+  let cppNamespace = "::mlir::pipe";
+  let genSpecializedAttr = 0;
+}
+def Pipe_ConvActivationAttr : EnumAttr<Pipe_Dialect, Pipe_ConvActivation,
+                                       "conv_activation">;
+
 /// The part of a training step an op or a step of a stage's program
 /// belongs to, and the role of a tensor crossing a stage boundary: an
 /// activation travelling forward, a gradient travelling backward, or an

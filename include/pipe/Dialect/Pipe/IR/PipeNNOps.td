@@ -76,7 +76,9 @@ def Pipe_ConvOp : Pipe_Op<"conv", [
     With `channels_last`, the input is `[N, D1..Dn, C]` and the result
     `[N, O1..On, M]`; the weight keeps its layout. The CPU target's
     `pipe-channels-last` creates these, so that convolutions and the ops
-    between them keep one layout.
+    between them keep one layout, and fuses into them the activation that
+    follows (`activation`: relu; clip to [`activation_min`,
+    `activation_max`]; silu, y * sigmoid(y)).
 
     ```mlir
     %y = pipe.conv %x, %w, %b strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1]
@@ -88,13 +90,27 @@ def Pipe_ConvOp : Pipe_Op<"conv", [
                        DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
                        DenseI64ArrayAttr:$dilations,
                        DefaultValuedAttr<I64Attr, "1">:$group,
-                       UnitAttr:$channels_last);
+                       UnitAttr:$channels_last,
+                       OptionalAttr<Pipe_ConvActivationAttr>:$activation,
+                       OptionalAttr<F32Attr>:$activation_min,
+                       OptionalAttr<F32Attr>:$activation_max);
   let results = (outs Pipe_FloatTensor:$output);
   let assemblyFormat = [{
     $input `,` $weight (`,` $bias^)? `strides` $strides `pads` $pads
-    `dilations` $dilations `group` $group attr-dict `:` type($input) `,`
+    `dilations` $dilations `group` $group
+    (`channels_last` $channels_last^)? attr-dict `:` type($input) `,`
     type($weight) (`,` type($bias)^)?
   }];
+  let builders = [
+    // A plain convolution: channels first, no fused activation.
+    OpBuilder<(ins "Value":$input, "Value":$weight, "Value":$bias,
+                   "DenseI64ArrayAttr":$strides, "DenseI64ArrayAttr":$pads,
+                   "DenseI64ArrayAttr":$dilations, "IntegerAttr":$group), [{
+      build($_builder, $_state, input, weight, bias, strides, pads, dilations,
+            group, UnitAttr(), ConvActivationAttr(), FloatAttr(), FloatAttr());
+    }]>
+  ];
+  let hasVerifier = 1;
 }
 
 def Pipe_ConvTransposeOp : Pipe_Op<"conv_transpose", [
