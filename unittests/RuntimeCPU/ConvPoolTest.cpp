@@ -223,8 +223,23 @@ std::pair<std::vector<int64_t>, std::vector<int64_t>> channelPerms(int rank) {
 /// convChannelsLast on the case's input moved to channels last: its result
 /// moved back must be the reference's (oneDNN's NHWC kernels for float,
 /// conv around transposes for double).
-template <typename T> void checkConvChannelsLast(const Reference::Case &c) {
+template <typename T>
+void checkConvChannelsLast(const Reference::Case &c,
+                           int activation = kNoActivation) {
   reference::Array x = c["x"], w = c["w"], want = c["y"];
+  // The reference with the fused activation applied.
+  float low = -0.25f, high = 0.5f;
+  std::vector<double> expected = want.as<double>();
+  for (double &v : expected)
+    v = activation == kRelu   ? std::max(v, 0.0)
+        : activation == kClip ? std::min(std::max(v, double(low)), double(high))
+        : activation == kSilu ? v / (1 + std::exp(-v))
+                              : v;
+  reference::Array wantActivated = want;
+  wantActivated.npy.dtype = pipe_rt::DType::F64;
+  wantActivated.npy.data.assign(
+      reinterpret_cast<const char *>(expected.data()),
+      reinterpret_cast<const char *>(expected.data() + expected.size()));
   int rank = x.rank(), spatial = rank - 2;
   auto [toLast, toFirst] = channelPerms(rank);
   std::vector<int64_t> xLast, yLast;
@@ -243,10 +258,11 @@ template <typename T> void checkConvChannelsLast(const Reference::Case &c) {
   convChannelsLast<T>(in.data(), xLast.data(), wv.data(), w.shape().data(),
                       bv.empty() ? nullptr : bv.data(), out.data(),
                       yLast.data(), spatial, strides.data(), pads.data(),
-                      dil.data(), c.integer("group"));
+                      dil.data(), c.integer("group"), false, activation, low,
+                      high);
   transpose(out.data(), yLast.data(), rank, toFirst.data(), sizeof(T),
             y.data());
-  EXPECT_TRUE(reference::near(y, want));
+  EXPECT_TRUE(reference::near(y, wantActivated)) << "activation " << activation;
 }
 
 TEST_F(ConvPoolTest, Conv) {
@@ -254,8 +270,10 @@ TEST_F(ConvPoolTest, Conv) {
     SCOPED_TRACE(c.name);
     checkConv<float>(c, false);
     checkConv<double>(c, false);
-    checkConvChannelsLast<float>(c);
-    checkConvChannelsLast<double>(c);
+    for (int activation : {kNoActivation, kRelu, kClip, kSilu}) {
+      checkConvChannelsLast<float>(c, activation);
+      checkConvChannelsLast<double>(c, activation);
+    }
   }
 }
 
