@@ -16,8 +16,6 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
-#include <limits>
-
 #define DEBUG_TYPE "pipe-channels-last"
 
 namespace mlir {
@@ -235,13 +233,15 @@ struct FuseActivation : RewritePattern {
       conv = fusable(relu.getInput(), 1);
       activation = ConvActivation::relu;
     } else if (auto clip = dyn_cast<ClipOp>(op)) {
+      // Both bounds, finite (ReLU6): oneDNN's clip saturates where pipe's
+      // leaves an infinity past a missing bound.
+      if (!clip.getMin() || !clip.getMax() || !clip.getMin()->isFinite() ||
+          !clip.getMax()->isFinite())
+        return rewriter.notifyMatchFailure(op, "a clip without both bounds");
       conv = fusable(clip.getInput(), 1);
       activation = ConvActivation::clip;
-      float lowest = std::numeric_limits<float>::lowest();
-      low = rewriter.getF32FloatAttr(
-          clip.getMin() ? float(clip.getMin()->convertToDouble()) : lowest);
-      high = rewriter.getF32FloatAttr(
-          clip.getMax() ? float(clip.getMax()->convertToDouble()) : -lowest);
+      low = rewriter.getF32FloatAttr(clip.getMin()->convertToDouble());
+      high = rewriter.getF32FloatAttr(clip.getMax()->convertToDouble());
     } else if (auto mul = dyn_cast<MulOp>(op)) {
       // x * sigmoid(x), either way round.
       for (auto [x, s] : {std::pair(mul.getLhs(), mul.getRhs()),
@@ -254,7 +254,8 @@ struct FuseActivation : RewritePattern {
       }
       activation = ConvActivation::silu;
     }
-    if (!conv || conv.getType() != op->getResult(0).getType())
+    if (!conv || conv.getType() != op->getResult(0).getType() ||
+        !conv.getType().getElementType().isF32())
       return rewriter.notifyMatchFailure(op, "no convolution to fuse into");
     rewriter.modifyOpInPlace(conv, [&] {
       conv.setActivation(activation);

@@ -1,7 +1,8 @@
 //===- Dnnl.h - what the runtime's oneDNN files share -----------*- C++ -*-===//
 //
 // Internal to runtime/cpu: the one oneDNN engine and stream that every
-// primitive of the process runs on (DnnlConv.cpp, DnnlPool.cpp).
+// primitive of the process runs on (DnnlConv.cpp, DnnlMatmul.cpp,
+// DnnlPool.cpp), and the key of a float in a call site's key.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,6 +11,10 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <string>
 #include <unordered_map>
 
 namespace pipe_rt {
@@ -17,6 +22,15 @@ namespace cpu {
 
 dnnl::engine &cpuEngine();
 dnnl::stream &cpuStream();
+
+/// `value`'s bits in hex: two floats share a key only when they are equal.
+inline std::string floatKey(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof(bits));
+  char text[16];
+  std::snprintf(text, sizeof(text), "%08x", bits);
+  return text;
+}
 
 /// Runs `primitive` on `args` and waits for it.
 inline void run(const dnnl::primitive &primitive,

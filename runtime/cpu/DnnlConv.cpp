@@ -407,7 +407,7 @@ bool dnnlConv(const float *x, const int64_t *xShape, const float *w,
                 group) +
             (channelsLast ? "nhwc" : "") +
             (activation ? "a" + std::to_string(activation) + ":" +
-                              std::to_string(low) + ":" + std::to_string(high)
+                              floatKey(low) + ":" + floatKey(high)
                         : std::string()) +
             // Each parameter its own site, so that convolutions of one
             // shape keep their weights apart.

@@ -1,7 +1,8 @@
 //===- DnnlMatmul.cpp - mid-sized float GEMMs through oneDNN --------------===//
 //
 // Y = alpha op(A) op(B) on float32 through a oneDNN matmul primitive built
-// once per call site's shape and kept. bench/gemm_libraries.sh measured
+// once per call site's shape and kept. build/bin/pipe-gemm-bench
+// (bench/gemm_libraries.cpp) measured
 // where it beats OpenBLAS on this project's models: products of 2^18 to
 // 2^28 multiply-adds (attention heads, the transformer encoder's layers,
 // classifiers over a few rows); OpenBLAS stays faster on tiny products and
@@ -35,7 +36,7 @@ bool dnnlMatmul(const float *a, const float *b, float *y, int64_t m, int64_t n,
   static std::unordered_map<std::string, std::unique_ptr<Site>> sites;
   std::string key = std::to_string(m) + "," + std::to_string(n) + "," +
                     std::to_string(k) + (transA ? "t" : "n") +
-                    (transB ? "t" : "n") + std::to_string(alpha);
+                    (transB ? "t" : "n") + floatKey(alpha);
   try {
     auto it = sites.find(key);
     if (it == sites.end()) {

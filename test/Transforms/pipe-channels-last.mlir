@@ -104,6 +104,7 @@ func.func @stays(%x: tensor<1x8x4x4xf32>, %w: tensor<8x8x3x3xf32>, %d: tensor<1x
 // CHECK-LABEL: func @activations
 // CHECK: %[[A:.*]] = pipe.conv {{.*}} channels_last {activation = #pipe<conv_activation clip>, activation_max = 6.000000e+00 : f32, activation_min = 0.000000e+00 : f32}
 // CHECK: %[[B:.*]] = pipe.conv %[[A]], {{.*}} channels_last {activation = #pipe<conv_activation silu>}
+// CHECK-NOT: pipe.sigmoid
 // CHECK: %[[C:.*]] = pipe.conv %[[B]], {{.*}} channels_last
 // CHECK: %[[R:.*]] = pipe.relu %[[C]]
 // CHECK: pipe.add %[[R]], %[[C]]
@@ -117,4 +118,22 @@ func.func @activations(%x: tensor<1x8x4x4xf32>, %w: tensor<8x8x3x3xf32>) -> tens
   %r = pipe.relu %c : tensor<1x8x4x4xf32>
   %y = pipe.add %r, %c : tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>
   return %y : tensor<1x8x4x4xf32>
+}
+
+// -----
+
+// A clip with one bound stays a clip (oneDNN's would saturate an infinity
+// that pipe's leaves); x * sigmoid(x) fuses with its operands either way
+// round.
+// CHECK-LABEL: func @one_bound
+// CHECK: %[[A:.*]] = pipe.conv {{.*}} channels_last :
+// CHECK: pipe.clip %[[A]] {max = 6.000000e+00 : f64}
+// CHECK: pipe.conv {{.*}} channels_last {activation = #pipe<conv_activation silu>}
+func.func @one_bound(%x: tensor<1x8x4x4xf32>, %w: tensor<8x8x3x3xf32>) -> tensor<1x8x4x4xf32> {
+  %a = pipe.conv %x, %w strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] group 1 : tensor<1x8x4x4xf32>, tensor<8x8x3x3xf32>
+  %a6 = pipe.clip %a {max = 6.0 : f64} : tensor<1x8x4x4xf32>
+  %b = pipe.conv %a6, %w strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] group 1 : tensor<1x8x4x4xf32>, tensor<8x8x3x3xf32>
+  %s = pipe.sigmoid %b : tensor<1x8x4x4xf32>
+  %bs = pipe.mul %b, %s : tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>
+  return %bs : tensor<1x8x4x4xf32>
 }

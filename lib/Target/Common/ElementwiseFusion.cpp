@@ -7,6 +7,8 @@
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::pipe;
 
@@ -122,6 +124,12 @@ std::string mlir::pipe::cppElementType(Type type) {
 }
 
 static std::string floatLiteral(double value, Type type) {
+  std::string t = type.isF32() ? "float" : "double";
+  if (std::isnan(value))
+    return "std::numeric_limits<" + t + ">::quiet_NaN()";
+  if (std::isinf(value))
+    return std::string(value < 0 ? "-" : "") + "std::numeric_limits<" + t +
+           ">::infinity()";
   std::string text = llvm::formatv("{0:e17}", value).str();
   return type.isF32() ? "static_cast<float>(" + text + ")" : text;
 }
