@@ -210,8 +210,9 @@ struct SinkThroughConcat : OpRewritePattern<ConcatOp> {
   }
 };
 
-/// ReLU, clip or SiLU (x * sigmoid(x)) of a channels-last convolution that
-/// nothing else reads: the convolution's fused activation.
+/// ReLU, clip between finite bounds or SiLU (x * sigmoid(x)) of a
+/// channels-last convolution that nothing else reads: the convolution's
+/// fused activation.
 struct FuseActivation : RewritePattern {
   FuseActivation(MLIRContext *context)
       : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/1, context) {}

@@ -59,9 +59,9 @@ def ChannelsLast : Pass<"pipe-channels-last"> {
 
     Consecutive transposes then cancel, so that chains of convolutions
     keep their activations in one layout, which oneDNN's kernels read and
-    write as they are. A ReLU, clip or SiLU (`x * sigmoid(x)`) that alone
-    reads a channels-last convolution's result becomes the convolution's
-    `activation`. Transposes remain where an op needs NCHW (pooling
+    write as they are. A ReLU, a clip between two finite bounds or a SiLU
+    (`x * sigmoid(x)`) that alone reads a channels-last convolution's
+    result becomes the convolution's `activation`. Transposes remain where an op needs NCHW (pooling
     windows, reshapes, the graph's inputs and outputs).
 
     Before:
