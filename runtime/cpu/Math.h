@@ -102,36 +102,33 @@ inline float erf(float x) {
   return a < 1.0f ? small : large;
 }
 
-/// The sum of x[0..n) in double, in eight interleaved partial sums, so that
-/// the additions vectorize instead of waiting on one another.
-template <typename T> double sumInDouble(const T *x, int64_t n) {
+/// The sum of term(i) (a double) over i in [0, n), in eight interleaved
+/// partial sums, so that the additions vectorize instead of waiting on one
+/// another.
+template <typename Term> double sumOfTerms(int64_t n, Term term) {
   double partial[8] = {};
   int64_t i = 0;
   for (; i + 8 <= n; i += 8)
     for (int k = 0; k < 8; ++k)
-      partial[k] += double(x[i + k]);
+      partial[k] += term(i + k);
   for (; i < n; ++i)
-    partial[i % 8] += double(x[i]);
+    partial[i % 8] += term(i);
   return ((partial[0] + partial[1]) + (partial[2] + partial[3])) +
          ((partial[4] + partial[5]) + (partial[6] + partial[7]));
 }
 
-/// The sum of (x[i] - mean)^2 over x[0..n), like sumInDouble.
+/// The sum of x[0..n) in double.
+template <typename T> double sumInDouble(const T *x, int64_t n) {
+  return sumOfTerms(n, [x](int64_t i) { return double(x[i]); });
+}
+
+/// The sum of (x[i] - mean)^2 over x[0..n), in double.
 template <typename T>
 double squaresAboutInDouble(const T *x, int64_t n, double mean) {
-  double partial[8] = {};
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    for (int k = 0; k < 8; ++k) {
-      double d = double(x[i + k]) - mean;
-      partial[k] += d * d;
-    }
-  for (; i < n; ++i) {
+  return sumOfTerms(n, [x, mean](int64_t i) {
     double d = double(x[i]) - mean;
-    partial[i % 8] += d * d;
-  }
-  return ((partial[0] + partial[1]) + (partial[2] + partial[3])) +
-         ((partial[4] + partial[5]) + (partial[6] + partial[7]));
+    return d * d;
+  });
 }
 
 inline double exp(double x) { return std::exp(x); }

@@ -181,15 +181,9 @@ void batchNormTrainGrad(const T *x, const int64_t *xShape, int rank,
       const T *in = plane(x, n), *grad = plane(dy, n);
       squares += squaresAboutInDouble(in, size, m);
       sumDy += sumInDouble(grad, size);
-      double partial[8] = {};
-      int64_t i = 0;
-      for (; i + 8 <= size; i += 8)
-        for (int k = 0; k < 8; ++k)
-          partial[k] += double(grad[i + k]) * (double(in[i + k]) - m);
-      for (; i < size; ++i)
-        partial[i % 8] += double(grad[i]) * (double(in[i]) - m);
-      for (double p : partial)
-        sumDyCentred += p;
+      sumDyCentred += sumOfTerms(size, [&](int64_t i) {
+        return double(grad[i]) * (double(in[i]) - m);
+      });
     }
     double invStd = 1 / std::sqrt(squares / double(count) + double(epsilon));
     biasGrad[c] = T(sumDy);
