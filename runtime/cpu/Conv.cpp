@@ -251,17 +251,10 @@ void convChannelsLast(const T *x, const int64_t *xShape, const T *w,
       return;
   // Elsewhere: conv on channels-first copies.
   int rank = spatial + 2;
-  std::vector<int64_t> toFirst = {0, rank - 1}, toLast = {0};
-  for (int d = 1; d < rank - 1; ++d) {
-    toFirst.push_back(d);
-    toLast.push_back(d + 1);
-  }
-  toLast.push_back(1);
-  std::vector<int64_t> xFirst(rank), yFirst(rank);
-  for (int d = 0; d < rank; ++d) {
-    xFirst[d] = xShape[toFirst[d]];
-    yFirst[d] = yShape[toFirst[d]];
-  }
+  std::vector<int64_t> toFirst = channelsFirstPerm(rank),
+                       toLast = channelsLastPerm(rank);
+  std::vector<int64_t> xFirst = permuted(xShape, toFirst),
+                       yFirst = permuted(yShape, toFirst);
   std::vector<T> in(product(xShape, rank)), out(product(yShape, rank));
   transpose(x, xShape, rank, toFirst.data(), sizeof(T), in.data());
   conv(in.data(), xFirst.data(), w, wShape, bias, out.data(), yFirst.data(),

@@ -17,6 +17,7 @@
 
 #include "Dnnl.h"
 #include "Kernels.h"
+#include "ShapeUtil.h"
 
 #include <oneapi/dnnl/dnnl.hpp>
 
@@ -360,13 +361,6 @@ dnnl::memory plainMemory(const int64_t *shape, int rank, const float *data,
                       cpuEngine(), const_cast<float *>(data));
 }
 
-/// The logical [N, C, D...] shape of a channels-last [N, D..., C] one.
-std::vector<int64_t> channelsFirst(const int64_t *shape, int rank) {
-  std::vector<int64_t> logical = {shape[0], shape[rank - 1]};
-  logical.insert(logical.end(), shape + 1, shape + rank - 1);
-  return logical;
-}
-
 /// `plain` in the layout `converted` (copied into scratch slot `slot`)
 /// where that is set, else `plain` itself.
 dnnl::memory inLayout(dnnl::memory plain, const dnnl::memory::desc &converted,
@@ -396,8 +390,8 @@ bool dnnlConv(const float *x, const int64_t *xShape, const float *w,
     // oneDNN describes activations by their logical [N, C, D...] shape.
     std::vector<int64_t> xLogical, yLogical;
     if (channelsLast) {
-      xLogical = channelsFirst(xShape, spatial + 2);
-      yLogical = channelsFirst(yShape, spatial + 2);
+      xLogical = permuted(xShape, channelsFirstPerm(spatial + 2));
+      yLogical = permuted(yShape, channelsFirstPerm(spatial + 2));
       xShape = xLogical.data();
       yShape = yLogical.data();
     }

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Reference.h"
+#include "ShapeUtil.h"
 
 #include <limits>
 
@@ -208,18 +209,6 @@ template <typename T> void checkConv(const Reference::Case &c, bool transpose) {
   EXPECT_TRUE(reference::near(y, want));
 }
 
-/// The permutations that move the channels of a rank-`rank` tensor last
-/// and back first.
-std::pair<std::vector<int64_t>, std::vector<int64_t>> channelPerms(int rank) {
-  std::vector<int64_t> toLast = {0}, toFirst = {0, rank - 1};
-  for (int d = 2; d < rank; ++d)
-    toLast.push_back(d);
-  toLast.push_back(1);
-  for (int d = 1; d < rank - 1; ++d)
-    toFirst.push_back(d);
-  return {toLast, toFirst};
-}
-
 /// convChannelsLast on the case's input moved to channels last: its result
 /// moved back must be the reference's (oneDNN's NHWC kernels for float,
 /// conv around transposes for double).
@@ -241,12 +230,10 @@ void checkConvChannelsLast(const Reference::Case &c,
       reinterpret_cast<const char *>(expected.data()),
       reinterpret_cast<const char *>(expected.data() + expected.size()));
   int rank = x.rank(), spatial = rank - 2;
-  auto [toLast, toFirst] = channelPerms(rank);
-  std::vector<int64_t> xLast, yLast;
-  for (int d = 0; d < rank; ++d) {
-    xLast.push_back(x.shape()[toLast[d]]);
-    yLast.push_back(want.shape()[toLast[d]]);
-  }
+  std::vector<int64_t> toLast = channelsLastPerm(rank),
+                       toFirst = channelsFirstPerm(rank);
+  std::vector<int64_t> xLast = permuted(x.shape().data(), toLast),
+                       yLast = permuted(want.shape().data(), toLast);
   std::vector<T> xv = x.as<T>(), wv = w.as<T>(), bv, in(xv.size()),
                  out(want.size(), T(-7)), y(want.size());
   if (c.has("b"))
@@ -386,7 +373,8 @@ TEST(ChannelTranspose, MovesChannelsLastAndBack) {
   std::vector<float> x(2 * 3 * 37 * 41);
   for (size_t i = 0; i < x.size(); ++i)
     x[i] = float(i);
-  auto [toLast, toFirst] = channelPerms(4);
+  std::vector<int64_t> toLast = channelsLastPerm(4),
+                       toFirst = channelsFirstPerm(4);
   std::vector<float> last(x.size()), back(x.size());
   transpose(x.data(), shape, 4, toLast.data(), sizeof(float), last.data());
   for (int64_t n = 0; n < 2; ++n)

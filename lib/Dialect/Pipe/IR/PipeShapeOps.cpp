@@ -90,15 +90,13 @@ LogicalResult TransposeOp::inferReturnTypes(MLIRContext *context,
                              " entries for a rank-", input.getRank(),
                              " tensor");
   SmallVector<bool> seen(perm.size(), false);
-  SmallVector<int64_t> shape;
   for (int64_t axis : perm) {
     if (axis < 0 || axis >= input.getRank() || seen[axis])
       return emitOptionalError(loc, "perm ", formatShape(perm),
                                " is not a permutation");
     seen[axis] = true;
-    shape.push_back(input.getDimSize(axis));
   }
-  types.push_back(RankedTensorType::get(shape, input.getElementType()));
+  types.push_back(permutedType(input, perm));
   return success();
 }
 
