@@ -249,9 +249,6 @@ private:
 /// exact range.
 double relaxedFloorMs(const PlanProblem &problem, bool replay);
 
-/// `bytes` for people: "1.5 GiB", "512 B".
-std::string formatBytes(int64_t bytes);
-
 /// The fastest recompute the options allow with which the stage [begin,
 /// end), `positionFromEnd` stages from the end, fits `device`; none if
 /// none fits.

@@ -42,19 +42,6 @@ static int64_t byteSize(RankedTensorType type) {
   return bytes;
 }
 
-/// `bytes` in binary units with one decimal: "1.5 GiB".
-static std::string formatSize(int64_t bytes) {
-  static const char *const units[] = {"B",   "KiB", "MiB", "GiB",
-                                      "TiB", "PiB", "EiB"};
-  double value = static_cast<double>(bytes);
-  unsigned unit = 0;
-  while (value >= 1024 && unit + 1 < std::size(units)) {
-    value /= 1024;
-    ++unit;
-  }
-  return llvm::formatv("{0:f1} {1}", value, units[unit]).str();
-}
-
 Type mlir::pipe::convertONNXElementType(MLIRContext *context,
                                         int32_t dataType) {
   Builder b(context);
@@ -274,9 +261,9 @@ FailureOr<RankedTensorType> GraphImporter::checkSize(RankedTensorType type,
                                                      StringRef name) {
   if (type.hasStaticShape() && byteSize(type) > kMaxTensorBytes)
     return emitError() << role << " '" << name << "' of type " << type
-                       << " needs " << formatSize(byteSize(type))
+                       << " needs " << formatBytes(byteSize(type))
                        << ", more than any device holds ("
-                       << formatSize(kMaxTensorBytes) << ")";
+                       << formatBytes(kMaxTensorBytes) << ")";
   return type;
 }
 
@@ -466,8 +453,8 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
     if (byteSize(type) > kMaxTensorBytes)
       return nodeContext.emitError()
              << "output " << i << " ('" << name << "') of type " << type
-             << " needs " << formatSize(byteSize(type))
-             << ", more than any device holds (" << formatSize(kMaxTensorBytes)
+             << " needs " << formatBytes(byteSize(type))
+             << ", more than any device holds (" << formatBytes(kMaxTensorBytes)
              << ")";
     if (foldable && !result.getDefiningOp<ConstantOp>())
       if (DenseElementsAttr value = nodeContext.constantValue(result))

@@ -8,6 +8,8 @@
 
 #include "pipe/Plan/PlanDriver.h"
 
+#include "pipe/Dialect/Pipe/IR/PipeOps.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/FormatVariadic.h"
 

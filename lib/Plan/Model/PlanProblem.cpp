@@ -484,14 +484,3 @@ bool mlir::pipe::fitRecompute(const PlanProblem &problem,
   }
   return true;
 }
-
-std::string mlir::pipe::formatBytes(int64_t bytes) {
-  double value = double(bytes);
-  const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  unsigned unit = 0;
-  while (value >= 1024 && unit < 4) {
-    value /= 1024;
-    ++unit;
-  }
-  return llvm::formatv(unit ? "{0:F1} {1}" : "{0:F0} {1}", value, units[unit]);
-}

@@ -15,6 +15,8 @@
 
 #include "PlanSearch.h"
 
+#include "pipe/Dialect/Pipe/IR/PipeOps.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/ThreadPool.h"

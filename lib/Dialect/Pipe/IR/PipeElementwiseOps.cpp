@@ -3,6 +3,9 @@
 #include "pipe/Dialect/Pipe/IR/PipeOps.h"
 
 #include "llvm/Support/CheckedArithmetic.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <iterator>
 
 using namespace mlir;
 using namespace mlir::pipe;
@@ -38,6 +41,18 @@ std::string mlir::pipe::formatShape(ArrayRef<int64_t> shape) {
   llvm::interleaveComma(shape, os);
   os << "]";
   return text;
+}
+
+std::string mlir::pipe::formatBytes(int64_t bytes) {
+  static const char *const units[] = {"B",   "KiB", "MiB", "GiB",
+                                      "TiB", "PiB", "EiB"};
+  double value = double(bytes);
+  unsigned unit = 0;
+  while (value >= 1024 && unit + 1 < std::size(units)) {
+    value /= 1024;
+    ++unit;
+  }
+  return llvm::formatv(unit ? "{0:F1} {1}" : "{0:F0} {1}", value, units[unit]);
 }
 
 std::optional<int64_t> mlir::pipe::checkedTensorBytes(Type type) {

@@ -50,6 +50,9 @@ constexpr llvm::StringLiteral kStashAttrName = "pipe.stash";
 /// Formats a shape as `[d0, d1, ...]` for diagnostics.
 std::string formatShape(ArrayRef<int64_t> shape);
 
+/// `bytes` for people, in binary units: "512 B", "1.5 GiB", "4.0 EiB".
+std::string formatBytes(int64_t bytes);
+
 /// Bytes a statically shaped tensor of `type` takes in memory: one byte per
 /// bool (and per element narrower than a byte); 0 for other types.
 /// INT64_MAX where the count overflows.
