@@ -7,10 +7,12 @@
 // of both and the transport's bandwidth. Run with two ranks:
 //
 //   OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
-//     mpirun --oversubscribe --bind-to none -np 2 build/bin/pipe-transport-bench
+//     mpirun --oversubscribe --bind-to none -np 2
+//     build/bin/pipe-transport-bench
 //
 //===----------------------------------------------------------------------===//
 
+#include "Device.h"
 #include "Transport.h"
 
 #include <algorithm>
@@ -29,8 +31,9 @@ static double median(std::vector<double> values) {
 
 int main(int argc, char **argv) {
   std::string error;
+  std::unique_ptr<Device> host = createHostDevice();
   std::unique_ptr<Transport> transport =
-      createMPITransport(argc, argv, error);
+      createMPITransport(argc, argv, *host, error);
   if (!transport || transport->size() != 2) {
     std::fprintf(stderr, "transport_bench: run with two MPI ranks%s%s\n",
                  error.empty() ? "" : ": ", error.c_str());
@@ -38,10 +41,10 @@ int main(int argc, char **argv) {
   }
   int rank = transport->rank();
   if (rank == 0)
-    std::printf("%10s %12s %12s %10s\n", "bytes", "transport us",
-                "memcpy us", "GB/s");
-  for (size_t bytes : {size_t(4) << 10, size_t(64) << 10, size_t(1) << 20,
-                       size_t(16) << 20}) {
+    std::printf("%10s %12s %12s %10s\n", "bytes", "transport us", "memcpy us",
+                "GB/s");
+  for (size_t bytes :
+       {size_t(4) << 10, size_t(64) << 10, size_t(1) << 20, size_t(16) << 20}) {
     std::vector<char> data(bytes, 1), copy(bytes);
     int repeats = bytes >= (size_t(16) << 20) ? 20 : 200;
     std::vector<double> times;

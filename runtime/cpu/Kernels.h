@@ -21,6 +21,8 @@
 #ifndef PIPE_RUNTIME_CPU_KERNELS_H
 #define PIPE_RUNTIME_CPU_KERNELS_H
 
+#include "KernelTypes.h"
+
 #include <cstddef>
 #include <cstdint>
 
@@ -69,9 +71,11 @@ bool dnnlConv(const float *x, const int64_t *xShape, const float *w,
               bool parameterWeight, bool channelsLast = false,
               int activation = 0, float low = 0, float high = 0);
 
-/// A convolution's fused activation (pipe.conv's `activation`): none,
-/// max(y, 0), min(max(y, low), high), y * sigmoid(y).
-enum ConvActivation { kNoActivation, kRelu, kClip, kSilu };
+using pipe_rt::ConvActivation;
+using pipe_rt::kClip;
+using pipe_rt::kNoActivation;
+using pipe_rt::kRelu;
+using pipe_rt::kSilu;
 
 /// pipe.conv with `channels_last`: x [N,D1..Dn,C], y [N,O1..On,M], w and
 /// bias as for conv. oneDNN reads and writes the NHWC activations in place
@@ -221,7 +225,7 @@ void softmax(const T *x, T *y, int64_t outer, int64_t extent, int64_t inner,
 // Reductions and losses
 //===----------------------------------------------------------------------===//
 
-enum class ReduceKind { Sum, Mean, Max };
+using pipe_rt::ReduceKind;
 
 /// pipe.reduce_*: reduces `x` over the axes with `reduced[d]` set; `y` has
 /// the kept extents (keepdims does not change the data layout). Defined for
@@ -230,7 +234,7 @@ template <typename T>
 void reduce(ReduceKind kind, const T *x, const int64_t *xShape, int rank,
             const bool *reduced, T *y);
 
-enum class LossReduction { None, Sum, Mean };
+using pipe_rt::LossReduction;
 
 /// pipe.softmax_cross_entropy: scores [N,C,d..], labels [N,d..] (int32 or
 /// int64: the template parameter L), optional weight [C]. Mean divides by the
@@ -289,7 +293,7 @@ void broadcastTo(const void *x, const int64_t *xShape, int xRank,
 void tile(const void *x, const int64_t *xShape, int rank,
           const int64_t *repeats, size_t elementSize, void *y);
 
-enum class PadMode { Constant, Reflect, Edge };
+using pipe_rt::PadMode;
 
 /// pipe.pad: pads = begin pads of every axis, then end pads (negative pads
 /// crop). `value` (one element of the tensor's type) fills constant mode.
@@ -304,10 +308,7 @@ void trilu(const void *x, const int64_t *xShape, int rank, int64_t k,
 // Optimizer updates (torch.optim, see docs/training.md)
 //===----------------------------------------------------------------------===//
 
-struct SGDOptions {
-  double lr, momentum, dampening, weightDecay;
-  bool nesterov;
-};
+using pipe_rt::SGDOptions;
 
 /// One SGD step over `count` elements at step `step` (from 1). `buffer`
 /// and `newBuffer` (the momentum buffer) are only read and written when
@@ -317,11 +318,7 @@ void sgdUpdate(const T *param, const T *grad, const T *buffer, int64_t count,
                int64_t step, const SGDOptions &options, T *newParam,
                T *newBuffer);
 
-struct AdamOptions {
-  double lr, beta1, beta2, eps, weightDecay;
-  /// AdamW: decay the parameter, not the gradient.
-  bool decoupled;
-};
+using pipe_rt::AdamOptions;
 
 /// One Adam or AdamW step over `count` elements at step `step` (from 1).
 template <typename T>

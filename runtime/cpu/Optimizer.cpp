@@ -2,13 +2,13 @@
 //
 // Part of the pipe runtime. Each kernel is one pass over the parameter,
 // with the arithmetic in the order torch.optim (1.13, single-tensor path)
-// does it, so a float32 run matches PyTorch's to rounding.
+// does it, so a float32 run matches PyTorch's to rounding. The arithmetic
+// of one element is OptimizerMath.h's, which the CUDA kernels share.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Kernels.h"
-
-#include <cmath>
+#include "OptimizerMath.h"
 
 namespace pipe_rt {
 namespace cpu {
@@ -17,21 +17,11 @@ template <typename T>
 void sgdUpdate(const T *param, const T *grad, const T *buffer, int64_t count,
                int64_t step, const SGDOptions &options, T *newParam,
                T *newBuffer) {
-  const T lr = T(options.lr), momentum = T(options.momentum),
-          keep = T(1 - options.dampening), decay = T(options.weightDecay);
-  const bool first = step <= 1;
+  const SGDStep<T> update(options, step);
 #pragma omp parallel for if (count > 32768)
-  for (int64_t i = 0; i < count; ++i) {
-    T g = grad[i];
-    if (options.weightDecay != 0)
-      g = g + decay * param[i];
-    if (options.momentum != 0) {
-      T b = first ? g : buffer[i] * momentum + keep * g;
-      newBuffer[i] = b;
-      g = options.nesterov ? g + momentum * b : b;
-    }
-    newParam[i] = param[i] - lr * g;
-  }
+  for (int64_t i = 0; i < count; ++i)
+    newParam[i] = update.apply(param[i], grad[i], buffer ? buffer + i : nullptr,
+                               newBuffer ? newBuffer + i : nullptr);
 }
 
 template <typename T>
@@ -39,29 +29,13 @@ void adamUpdate(const T *param, const T *grad, const T *expAvg,
                 const T *expAvgSq, int64_t count, int64_t step,
                 const AdamOptions &options, T *newParam, T *newExpAvg,
                 T *newExpAvgSq) {
-  const double t = static_cast<double>(step < 1 ? 1 : step);
-  const T beta1 = T(options.beta1), beta2 = T(options.beta2);
-  const T oneMinusBeta1 = T(1 - options.beta1),
-          oneMinusBeta2 = T(1 - options.beta2);
-  const T stepSize = T(options.lr / (1 - std::pow(options.beta1, t)));
-  const T correction2Sqrt = T(std::sqrt(1 - std::pow(options.beta2, t)));
-  const T eps = T(options.eps), decay = T(options.weightDecay);
-  const T shrink = T(1 - options.lr * options.weightDecay);
+  const AdamStep<T> update(options, step);
 #pragma omp parallel for if (count > 32768)
   for (int64_t i = 0; i < count; ++i) {
-    T p = param[i], g = grad[i];
-    if (options.weightDecay != 0) {
-      if (options.decoupled)
-        p = p * shrink;
-      else
-        g = g + decay * p;
-    }
-    T m = expAvg[i] * beta1 + oneMinusBeta1 * g;
-    T v = expAvgSq[i] * beta2 + oneMinusBeta2 * g * g;
-    T denom = std::sqrt(v) / correction2Sqrt + eps;
+    T m = expAvg[i], v = expAvgSq[i];
+    newParam[i] = update.apply(param[i], grad[i], &m, &v);
     newExpAvg[i] = m;
     newExpAvgSq[i] = v;
-    newParam[i] = p - stepSize * (m / denom);
   }
 }
 

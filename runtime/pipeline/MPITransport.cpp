@@ -1,6 +1,7 @@
 //===- MPITransport.cpp - tensors between pipeline stages over MPI --------===//
 
 #include "Transport.h"
+#include "Device.h"
 
 #include <mpi.h>
 
@@ -124,6 +125,7 @@ private:
 } // namespace
 
 std::unique_ptr<Transport> pipe_rt::createMPITransport(int &argc, char **&argv,
+                                                       Device &device,
                                                        std::string &error) {
   int provided = 0;
   if (MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided) !=
@@ -133,5 +135,9 @@ std::unique_ptr<Transport> pipe_rt::createMPITransport(int &argc, char **&argv,
   }
   // Errors come back as codes, to be reported with the stage.
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-  return std::make_unique<MPITransport>();
+  std::unique_ptr<Transport> transport = std::make_unique<MPITransport>();
+  // MPI reads and writes host memory: a stage on a GPU stages its tensors.
+  if (!device.isHost())
+    return createStagedTransport(std::move(transport), device);
+  return transport;
 }

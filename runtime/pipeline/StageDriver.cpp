@@ -2,6 +2,7 @@
 
 #include "StageDriver.h"
 
+#include "Device.h"
 #include "OnnxSave.h"
 #include "Transport.h"
 
@@ -51,20 +52,12 @@ struct Options {
   bool checkInputs = false;
 };
 
-/// Aligned memory for tensors.
-struct Buffer {
-  std::vector<char> bytes;
-  explicit Buffer(int64_t size = 0) { resize(size); }
-  void resize(int64_t size) { bytes.assign(size + 64, 0); }
-  char *data() {
-    return bytes.data() + 64 - reinterpret_cast<uintptr_t>(bytes.data()) % 64;
-  }
-};
-
 class StageRunner {
 public:
-  StageRunner(const StageTable &table, TransportFactory createTransport)
-      : table(table), createTransport(createTransport) {}
+  StageRunner(const StageTable &table, TransportFactory createTransport,
+              DeviceFactory createDevice)
+      : table(table), createTransport(createTransport),
+        createDevice(createDevice) {}
 
   int run(int argc, char **argv);
 
@@ -83,6 +76,8 @@ private:
   }
 
   void parseOptions(int argc, char **argv);
+  /// Makes `buffer` `bytes` bytes on the stage's device, or fails.
+  void hold(DeviceBuffer &buffer, int64_t bytes);
   void readWeights();
   /// Reads the graph inputs the stage's functions take; returns how many
   /// microbatches they hold (0 for none).
@@ -99,6 +94,8 @@ private:
   void exchangePending(const std::vector<Message> &receives);
   /// Posts the sends left after the last step and waits for every send.
   void flushSends();
+  /// Keeps the buffers of the sends in flight for reuse: they completed.
+  void releaseSends();
   void trainStep(long step);
   void saveTrained();
   void writeOutputs();
@@ -110,9 +107,14 @@ private:
 
   const StageTable &table;
   TransportFactory createTransport;
+  DeviceFactory createDevice;
   Options options;
+  std::unique_ptr<Device> device;
   std::unique_ptr<Transport> transport;
-  Buffer weights, arena;
+  DeviceBuffer weights, arena;
+  /// On a device that is not the host: the current microbatch of each
+  /// input, and the outputs of the current step.
+  std::map<std::string, DeviceBuffer> deviceInputs, deviceOutputs;
   std::map<std::string, NpyArray> inputs;
   /// The graph inputs the functions take, in the order they take them.
   std::vector<const Port *> inputPorts;
@@ -120,31 +122,34 @@ private:
   /// The stash of each microbatch whose forward pass ran and backward pass
   /// did not, by stash index; stashes whose backward pass ran, for reuse.
   /// A stage holds a stash only while its microbatch is in flight.
-  std::map<int64_t, std::vector<Buffer>> stash;
-  std::vector<std::vector<Buffer>> spareStashes;
+  std::map<int64_t, std::vector<DeviceBuffer>> stash;
+  std::vector<std::vector<DeviceBuffer>> spareStashes;
   /// The bytes of each stash index (the forward pass's stash results), and
   /// of one microbatch's stash.
   std::vector<int64_t> stashSizes;
   int64_t stashBytes = 0;
   /// The stash of `microbatch`, taken from the spares or made.
-  std::vector<Buffer> &holdStash(int64_t microbatch);
+  std::vector<DeviceBuffer> &holdStash(int64_t microbatch);
   /// Gives back the stash of `microbatch` after its backward pass.
   void releaseStash(int64_t microbatch);
   /// Records the stash held now as a counter of the timeline.
   void recordStash();
   /// The sends not yet posted, by (phase, microbatch, send); the receive
   /// buffers of the current step.
-  std::map<std::tuple<int, int64_t, int>, std::pair<const Port *, Buffer>>
+  std::map<std::tuple<int, int64_t, int>, std::pair<const Port *, DeviceBuffer>>
       sends;
+  /// Send buffers whose transfer completed, for reuse.
+  std::vector<DeviceBuffer> spareSends;
   std::vector<Message> pending;
   std::vector<std::tuple<int, int64_t, int>> pendingKeys;
   /// The sends of the last group posted, which may still be in flight.
   std::vector<std::tuple<int, int64_t, int>> sendsInFlight;
-  std::vector<Buffer> received;
-  /// Gradients summed over the step's microbatches, by name.
-  std::map<std::string, Buffer> gradients;
+  std::vector<DeviceBuffer> received;
+  /// Gradients summed over the step's microbatches, by name, and the
+  /// gradients of one microbatch, added into them.
+  std::map<std::string, DeviceBuffer> gradients, partialGradients;
   std::map<std::string, const Port *> gradientPorts;
-  Buffer lossBuffer;
+  DeviceBuffer lossBuffer;
   double lossSum = 0;
   bool hasLoss = false;
   int64_t stepNumber = 0;
@@ -203,8 +208,14 @@ void StageRunner::parseOptions(int argc, char **argv) {
   }
 }
 
+void StageRunner::hold(DeviceBuffer &buffer, int64_t bytes) {
+  if (!buffer.resize(*device, bytes))
+    fail("cannot allocate " + std::to_string(bytes) +
+         " bytes: " + device->lastError());
+}
+
 void StageRunner::readWeights() {
-  weights.resize(table.weightBytes);
+  std::vector<char> bytes(table.weightBytes);
   std::FILE *file = std::fopen(options.weights.c_str(), "rb");
   if (!file)
     fail("cannot open weights '" + options.weights + "'");
@@ -212,10 +223,12 @@ void StageRunner::readWeights() {
   long size = std::ftell(file);
   std::fseek(file, 0, SEEK_SET);
   bool ok = size == table.weightBytes &&
-            std::fread(weights.data(), 1, size, file) == size_t(size);
+            std::fread(bytes.data(), 1, size, file) == size_t(size);
   std::fclose(file);
   if (!ok)
     fail("weights '" + options.weights + "' do not match this program");
+  hold(weights, table.weightBytes);
+  device->copyIn(weights.data(), bytes.data(), table.weightBytes);
 }
 
 int64_t StageRunner::readInputs() {
@@ -262,7 +275,7 @@ void StageRunner::runStep(StepPhase phase, int64_t microbatch,
     const Port &port = function.args[i];
     if (port.kind != PortKind::Recv)
       continue;
-    received[i].resize(port.bytes());
+    hold(received[i], port.bytes());
     receives.push_back({false, port.peer, received[i].data(),
                         static_cast<size_t>(port.bytes())});
   }
@@ -272,9 +285,18 @@ void StageRunner::runStep(StepPhase phase, int64_t microbatch,
   for (size_t i = 0; i < function.args.size(); ++i) {
     const Port &port = function.args[i];
     switch (port.kind) {
-    case PortKind::Input:
-      in[i] = inputs[port.name].data.data() + inputRow * port.bytes();
+    case PortKind::Input: {
+      const char *row = inputs[port.name].data.data() + inputRow * port.bytes();
+      if (device->isHost()) {
+        in[i] = row;
+        break;
+      }
+      DeviceBuffer &staged = deviceInputs[port.name];
+      hold(staged, port.bytes());
+      device->copyIn(staged.data(), row, port.bytes());
+      in[i] = staged.data();
       break;
+    }
     case PortKind::Stash: {
       auto it = stash.find(microbatch);
       if (it == stash.end())
@@ -288,14 +310,15 @@ void StageRunner::runStep(StepPhase phase, int64_t microbatch,
       break;
     case PortKind::Gradient: {
       auto it = gradients.find(port.name);
-      if (it == gradients.end() ||
-          it->second.bytes.size() != size_t(port.bytes()) + 64)
+      if (it == gradients.end() || it->second.size() != port.bytes())
         fail(std::string("its update takes the gradient '") + port.name +
              "', which its backward pass does not compute");
       in[i] = it->second.data();
       break;
     }
     case PortKind::Step:
+      // In host memory on every device: the update's kernels take it by
+      // value.
       in[i] = &stepNumber;
       break;
     default:
@@ -304,18 +327,23 @@ void StageRunner::runStep(StepPhase phase, int64_t microbatch,
   }
   std::vector<void *> out(function.results.size() + 1);
   // Each gradient result gets its own buffer, added into the sum after.
-  std::vector<std::pair<const Port *, Buffer>> summed;
-  summed.reserve(function.results.size());
+  std::vector<const Port *> summed;
   for (size_t i = 0; i < function.results.size(); ++i) {
     const Port &port = function.results[i];
     switch (port.kind) {
     case PortKind::Loss:
-      lossBuffer.resize(port.bytes());
+      hold(lossBuffer, port.bytes());
       out[i] = lossBuffer.data();
       break;
     case PortKind::Output: {
-      NpyArray &array = outputs[port.name];
-      out[i] = array.data.data() + microbatch * port.bytes();
+      if (device->isHost()) {
+        NpyArray &array = outputs[port.name];
+        out[i] = array.data.data() + microbatch * port.bytes();
+        break;
+      }
+      DeviceBuffer &staged = deviceOutputs[port.name];
+      hold(staged, port.bytes());
+      out[i] = staged.data();
       break;
     }
     case PortKind::Stash:
@@ -324,17 +352,21 @@ void StageRunner::runStep(StepPhase phase, int64_t microbatch,
     case PortKind::Send: {
       auto &entry = sends[{int(phase), microbatch, port.index}];
       entry.first = &port;
-      entry.second.resize(port.bytes());
+      if (!entry.second.data() && !spareSends.empty()) {
+        entry.second = std::move(spareSends.back());
+        spareSends.pop_back();
+      }
+      hold(entry.second, port.bytes());
       out[i] = entry.second.data();
       break;
     }
     case PortKind::Gradient: {
       gradientPorts[port.name] = &port;
-      Buffer &sum = gradients[port.name];
-      if (sum.bytes.size() != size_t(port.bytes()) + 64)
-        sum.resize(port.bytes());
-      summed.emplace_back(&port, Buffer(port.bytes()));
-      out[i] = summed.back().second.data();
+      hold(gradients[port.name], port.bytes());
+      DeviceBuffer &partial = partialGradients[port.name];
+      hold(partial, port.bytes());
+      summed.push_back(&port);
+      out[i] = partial.data();
       break;
     }
     default:
@@ -354,31 +386,33 @@ void StageRunner::runStep(StepPhase phase, int64_t microbatch,
          "microbatch " + std::to_string(inputRow) + ": " + error);
   if (phase == StepPhase::Backward)
     releaseStash(microbatch);
-  for (auto &[port, buffer] : summed) {
-    char *sum = gradients[port->name].data();
-    int64_t count = port->bytes() / int64_t(dtypeSize(port->dtype));
-    if (port->dtype == DType::F64) {
-      auto *to = reinterpret_cast<double *>(sum);
-      auto *from = reinterpret_cast<const double *>(buffer.data());
-      for (int64_t e = 0; e < count; ++e)
-        to[e] += from[e];
-    } else {
-      auto *to = reinterpret_cast<float *>(sum);
-      auto *from = reinterpret_cast<const float *>(buffer.data());
-      for (int64_t e = 0; e < count; ++e)
-        to[e] += from[e];
-    }
+  for (const Port *port : summed)
+    device->accumulate(port->dtype, gradients[port->name].data(),
+                       partialGradients[port->name].data(),
+                       port->bytes() / int64_t(dtypeSize(port->dtype)));
+  for (size_t i = 0; i < function.results.size(); ++i) {
+    const Port &port = function.results[i];
+    if (port.kind == PortKind::Output && !device->isHost())
+      device->copyOut(outputs[port.name].data.data() +
+                          microbatch * port.bytes(),
+                      out[i], port.bytes());
+    if (port.kind != PortKind::Loss)
+      continue;
+    double wide = 0;
+    float single = 0;
+    if (port.dtype == DType::F64)
+      device->copyOut(&wide, lossBuffer.data(), sizeof(wide));
+    else
+      device->copyOut(&single, lossBuffer.data(), sizeof(single));
+    hasLoss = true;
+    lossSum += port.dtype == DType::F64 ? wide : single;
   }
-  for (const Port &port : function.results)
-    if (port.kind == PortKind::Loss) {
-      hasLoss = true;
-      lossSum += port.dtype == DType::F64
-                     ? *reinterpret_cast<double *>(lossBuffer.data())
-                     : *reinterpret_cast<float *>(lossBuffer.data());
-    }
+  if (!device->isHost())
+    if (std::string failure = device->synchronize(); !failure.empty())
+      fail(failure);
 }
 
-std::vector<Buffer> &StageRunner::holdStash(int64_t microbatch) {
+std::vector<DeviceBuffer> &StageRunner::holdStash(int64_t microbatch) {
   auto [it, inserted] = stash.try_emplace(microbatch);
   if (!inserted)
     return it->second;
@@ -386,8 +420,9 @@ std::vector<Buffer> &StageRunner::holdStash(int64_t microbatch) {
     it->second = std::move(spareStashes.back());
     spareStashes.pop_back();
   } else {
-    for (int64_t bytes : stashSizes)
-      it->second.emplace_back(bytes);
+    it->second.resize(stashSizes.size());
+    for (size_t i = 0; i < stashSizes.size(); ++i)
+      hold(it->second[i], stashSizes[i]);
   }
   recordStash();
   return it->second;
@@ -438,8 +473,7 @@ void StageRunner::exchangePending(const std::vector<Message> &receives) {
   record("wait", /*transfer=*/true, start);
   // The last group's sends have completed: their buffers can go. This
   // group's travel while the stage computes.
-  for (const auto &key : sendsInFlight)
-    sends.erase(key);
+  releaseSends();
   sendsInFlight = std::move(pendingKeys);
   pending.clear();
   pendingKeys.clear();
@@ -453,14 +487,21 @@ void StageRunner::flushSends() {
   if (std::string error = transport->finishSends(); !error.empty())
     fail(error);
   record("wait", /*transfer=*/true, start);
-  for (const auto &key : sendsInFlight)
-    sends.erase(key);
+  releaseSends();
+}
+
+void StageRunner::releaseSends() {
+  for (const auto &key : sendsInFlight) {
+    auto it = sends.find(key);
+    spareSends.push_back(std::move(it->second.second));
+    sends.erase(it);
+  }
   sendsInFlight.clear();
 }
 
 void StageRunner::trainStep(long step) {
   for (auto &[name, sum] : gradients)
-    std::memset(sum.data(), 0, sum.bytes.size() - 64);
+    device->zero(sum.data(), sum.size());
   lossSum = 0;
   stepNumber = step;
   for (const ProgramEntry &entry : table.program) {
@@ -472,15 +513,9 @@ void StageRunner::trainStep(long step) {
       // The gradient of the step is the mean of the microbatches'.
       for (auto &[name, sum] : gradients) {
         const Port *port = gradientPorts[name];
-        int64_t count = port->bytes() / int64_t(dtypeSize(port->dtype));
-        if (port->dtype == DType::F64)
-          for (int64_t e = 0; e < count; ++e)
-            reinterpret_cast<double *>(sum.data())[e] *=
-                1.0 / double(table.microbatches);
-        else
-          for (int64_t e = 0; e < count; ++e)
-            reinterpret_cast<float *>(sum.data())[e] *=
-                1.0f / float(table.microbatches);
+        device->scale(port->dtype, sum.data(),
+                      port->bytes() / int64_t(dtypeSize(port->dtype)),
+                      1.0 / double(table.microbatches));
       }
     }
     int64_t row =
@@ -500,8 +535,9 @@ void StageRunner::saveTrained() {
     packed.insert(packed.end(), parameter.name, parameter.name + length + 1);
     packed.insert(packed.end(), reinterpret_cast<char *>(&bytes),
                   reinterpret_cast<char *>(&bytes) + sizeof(bytes));
-    packed.insert(packed.end(), weights.data() + parameter.offset,
-                  weights.data() + parameter.offset + parameter.bytes);
+    packed.resize(packed.size() + parameter.bytes);
+    device->copyOut(packed.data() + packed.size() - parameter.bytes,
+                    weights.data() + parameter.offset, parameter.bytes);
   }
   int root =
       static_cast<int>(transport->maxOverStages(hasLoss ? table.index : -1));
@@ -625,17 +661,20 @@ int StageRunner::run(int argc, char **argv) {
   if (options.threads > 0)
     omp_set_num_threads(options.threads);
   std::string error;
+  device = createDevice ? createDevice(table.gpu, error) : createHostDevice();
+  if (!device)
+    fail(error);
   if (table.numStages == 1)
     transport = createLocalTransport();
   else if (!createTransport)
     fail("a stage of a pipeline needs a transport");
-  else if (!(transport = createTransport(argc, argv, error)))
+  else if (!(transport = createTransport(argc, argv, *device, error)))
     fail(error);
   if (transport->rank() != table.index || transport->size() != table.numStages)
     fail("runs as MPI rank " + std::to_string(transport->rank()) + " of " +
          std::to_string(transport->size()) + "; launch it with OUT/run");
   readWeights();
-  arena.resize(table.arenaBytes);
+  hold(arena, table.arenaBytes);
   for (const Port &port : table.forward.results)
     if (port.kind == PortKind::Stash) {
       if (size_t(port.index) >= stashSizes.size())
@@ -743,7 +782,8 @@ int StageRunner::run(int argc, char **argv) {
 }
 
 int pipe_rt::runStage(const StageTable &table, int argc, char **argv,
-                      TransportFactory createTransport) {
-  StageRunner runner(table, createTransport);
+                      TransportFactory createTransport,
+                      DeviceFactory createDevice) {
+  StageRunner runner(table, createTransport, createDevice);
   return runner.run(argc, argv);
 }

@@ -23,6 +23,7 @@
 #ifndef PIPE_RUNTIME_PIPELINE_STAGEDRIVER_H
 #define PIPE_RUNTIME_PIPELINE_STAGEDRIVER_H
 
+#include "Device.h"
 #include "StageTable.h"
 #include "Transport.h"
 
@@ -31,8 +32,11 @@ namespace pipe_rt {
 /// Runs the stage `table` describes; returns the process's exit status. A
 /// pipeline of several stages makes its transport with `createTransport`
 /// (createMPITransport); one of a single stage needs none.
+/// Its tensors live on the device `createDevice` makes (the host when it is
+/// null).
 int runStage(const StageTable &table, int argc, char **argv,
-             TransportFactory createTransport = nullptr);
+             TransportFactory createTransport = nullptr,
+             DeviceFactory createDevice = nullptr);
 
 } // namespace pipe_rt
 

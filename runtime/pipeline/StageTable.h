@@ -44,7 +44,8 @@ enum class PortKind {
   /// backward pass, summed over the microbatches, and an argument of the
   /// update, averaged.
   Gradient,
-  /// The step number (update argument, int64 scalar, from 1).
+  /// The step number (update argument, int64 scalar, from 1), in host
+  /// memory on every device: the update's kernels take it by value.
   Step,
 };
 
@@ -90,6 +91,8 @@ struct StageTable {
   int index = 0, numStages = 1;
   /// The device of the cluster it stands for, and its kind (for messages).
   const char *device = "", *kind = "";
+  /// The index of its GPU on its host (a CUDA stage's).
+  int gpu = 0;
   bool training = false;
   /// Microbatches per training step (the program's).
   int64_t microbatches = 1;

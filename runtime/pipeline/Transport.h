@@ -28,6 +28,8 @@
 
 namespace pipe_rt {
 
+class Device;
+
 /// One send or receive of a group.
 struct Message {
   bool send = false;
@@ -67,12 +69,23 @@ public:
 /// tag, so MPI's non-overtaking rule keeps each direction in order.
 /// Initializes MPI; the transport's end finalizes it (MPITransport.cpp, in
 /// its own library, which only pipelines of several stages link).
+/// Its messages are in host memory (`device` is the host).
 std::unique_ptr<Transport> createMPITransport(int &argc, char **&argv,
+                                              Device &device,
                                               std::string &error);
 
-/// How a stage's main() makes its transport.
+/// How a stage's main() makes its transport. The messages' data is in
+/// the memory of `device`, the stage's.
 using TransportFactory = std::unique_ptr<Transport> (*)(int &argc, char **&argv,
+                                                        Device &device,
                                                         std::string &error);
+
+/// `inner`, which moves host memory, for a stage whose tensors live on
+/// `device`: each group's sends are copied to the host before they are
+/// posted, and its receives to the device once they arrive. Host copies
+/// of sends stay until the sends complete.
+std::unique_ptr<Transport> createStagedTransport(
+    std::unique_ptr<Transport> inner, Device &device);
 
 /// The transport of a pipeline of one stage, which has no peers.
 std::unique_ptr<Transport> createLocalTransport();

@@ -6,13 +6,16 @@
 //===----------------------------------------------------------------------===//
 
 #include "StageDriver.h"
+#include "Device.h"
 #include "Transport.h"
 
 #include "gtest/gtest.h"
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -34,10 +37,75 @@ std::string temporaryFolder() {
   return mkdtemp(path) ? path : "";
 }
 
+/// A device whose memory is not the host's, as a GPU's is not: its
+/// buffers are host memory, recorded, and whatever the driver hands the
+/// functions must be one of them.
+class SeparateDevice : public Device {
+public:
+  static std::set<const void *> &allocations() {
+    static std::set<const void *> live;
+    return live;
+  }
+  static int copies;
+  static bool owns(const void *data) { return allocations().count(data); }
+
+  bool isHost() const override { return false; }
+  void *allocate(int64_t bytes) override {
+    void *data = std::malloc(bytes);
+    allocations().insert(data);
+    return data;
+  }
+  void release(void *data) override {
+    allocations().erase(data);
+    std::free(data);
+  }
+  void copyIn(void *to, const void *from, int64_t bytes) override {
+    EXPECT_TRUE(owns(to));
+    EXPECT_FALSE(owns(from));
+    ++copies;
+    std::memcpy(to, from, bytes);
+  }
+  void copyOut(void *to, const void *from, int64_t bytes) override {
+    EXPECT_FALSE(owns(to));
+    EXPECT_TRUE(owns(from));
+    ++copies;
+    std::memcpy(to, from, bytes);
+  }
+  void zero(void *data, int64_t bytes) override { std::memset(data, 0, bytes); }
+  void accumulate(DType, void *sum, const void *addend,
+                  int64_t count) override {
+    for (int64_t e = 0; e < count; ++e)
+      static_cast<float *>(sum)[e] += static_cast<const float *>(addend)[e];
+  }
+  void scale(DType, void *data, int64_t count, double factor) override {
+    for (int64_t e = 0; e < count; ++e)
+      static_cast<float *>(data)[e] *= static_cast<float>(factor);
+  }
+  std::string synchronize() override { return ""; }
+  std::string lastError() const override { return ""; }
+};
+int SeparateDevice::copies = 0;
+
+std::unique_ptr<Device> createSeparateDevice(int, std::string &) {
+  return std::make_unique<SeparateDevice>();
+}
+
+/// Whether the toy functions' pointers are device memory where they must
+/// be: false on the host device.
+bool onSeparateDevice = false;
+void expectDeviceMemory(const void *data) {
+  if (onSeparateDevice)
+    EXPECT_TRUE(SeparateDevice::owns(data));
+}
+
 /// The toy stage's forward pass: loss = x . w, and its gradient with
 /// respect to w, x (the weights hold w, two floats).
 bool forward(char *, char *weights, const void *const *in, void *const *out,
              int64_t, std::string &) {
+  for (const void *data : {in[0], static_cast<const void *>(out[0]),
+                           static_cast<const void *>(out[1])})
+    expectDeviceMemory(data);
+  expectDeviceMemory(weights);
   const float *x = static_cast<const float *>(in[0]);
   const float *w = reinterpret_cast<const float *>(weights);
   *static_cast<float *>(out[0]) = x[0] * w[0] + x[1] * w[1];
@@ -50,6 +118,9 @@ bool forward(char *, char *weights, const void *const *in, void *const *out,
 /// SGD with lr 0.1 on w, written over the weights.
 bool update(char *, char *weights, const void *const *in, void *const *,
             int64_t, std::string &) {
+  expectDeviceMemory(in[0]);
+  // The step number is a host scalar on every device.
+  EXPECT_GE(*static_cast<const int64_t *>(in[1]), 1);
   const float *grad = static_cast<const float *>(in[0]);
   float *w = reinterpret_cast<float *>(weights);
   w[0] -= 0.1f * grad[0];
@@ -72,7 +143,7 @@ void writeNpy(const std::string &path, const std::vector<int64_t> &shape,
 /// A one-stage training program of two microbatches runs its steps, sums
 /// the gradients over them, averages them for the update and reports the
 /// mean loss of each step before its update.
-TEST(StageDriver, TrainsAStage) {
+void trainToyStage(DeviceFactory createDevice) {
   allowRoot();
   std::string folder = temporaryFolder();
   ASSERT_FALSE(folder.empty());
@@ -108,7 +179,8 @@ TEST(StageDriver, TrainsAStage) {
   for (std::string &arg : args)
     argv.push_back(arg.data());
   argv.push_back(nullptr);
-  ASSERT_EQ(runStage(table, argv.size() - 1, argv.data()), 0);
+  ASSERT_EQ(
+      runStage(table, argv.size() - 1, argv.data(), nullptr, createDevice), 0);
 
   // Step 1: losses 1 + 2 = 3 and 3 + 4 = 7; the mean gradient (2, 3) takes
   // w to (0.8, 0.7). Step 2: losses 2.2 and 5.2.
@@ -125,6 +197,21 @@ TEST(StageDriver, TrainsAStage) {
   EXPECT_NEAR(losses[1], 3.7, 1e-6);
 }
 
+TEST(StageDriver, TrainsAStage) { trainToyStage(nullptr); }
+
+/// On a device whose memory is not the host's, the functions see device
+/// memory only: the inputs, the step number and the loss go through
+/// copies, and the losses are the same.
+TEST(StageDriver, TrainsAStageOnADevice) {
+  onSeparateDevice = true;
+  SeparateDevice::copies = 0;
+  trainToyStage(createSeparateDevice);
+  // Per step: 2 input rows and 2 losses; the weights once.
+  EXPECT_EQ(SeparateDevice::copies, 2 * 4 + 1);
+  EXPECT_TRUE(SeparateDevice::allocations().empty());
+  onSeparateDevice = false;
+}
+
 /// The MPI transport moves a group's bytes, here from the one rank to
 /// itself, and its collectives work on one stage.
 TEST(MPITransport, OneRankExchangesWithItself) {
@@ -137,7 +224,9 @@ TEST(MPITransport, OneRankExchangesWithItself) {
   char *names[] = {name, nullptr};
   char **argv = names;
   std::string error;
-  std::unique_ptr<Transport> transport = createMPITransport(argc, argv, error);
+  std::unique_ptr<Device> host = createHostDevice();
+  std::unique_ptr<Transport> transport =
+      createMPITransport(argc, argv, *host, error);
   ASSERT_TRUE(transport) << error;
   ASSERT_EQ(transport->size(), 1);
   std::vector<float> sent = {1.5f, -2.0f, 3.25f}, received(3, 0.0f);
@@ -166,6 +255,28 @@ TEST(MPITransport, OneRankExchangesWithItself) {
   EXPECT_EQ(transport->gather({'a', 'b'}, 0, gathered), "");
   ASSERT_EQ(gathered.size(), 1u);
   EXPECT_EQ(std::string(gathered[0].begin(), gathered[0].end()), "ab");
+
+  // A stage on a device that is not the host moves its tensors through
+  // host copies (createMPITransport wraps its transport so for such a
+  // device): the bytes arrive in device memory.
+  SeparateDevice device;
+  SeparateDevice::copies = 0;
+  transport = createStagedTransport(std::move(transport), device);
+  size_t bytes = 3 * sizeof(float);
+  float *deviceSent = static_cast<float *>(device.allocate(bytes));
+  float *deviceReceived = static_cast<float *>(device.allocate(bytes));
+  float values[3] = {1.5f, -2.0f, 3.25f};
+  std::memcpy(deviceSent, values, bytes);
+  std::memset(deviceReceived, 0, bytes);
+  EXPECT_EQ(transport->exchange({{true, 0, deviceSent, bytes}}), "");
+  // The send's host copy was taken when it was posted.
+  deviceSent[0] = 99.0f;
+  EXPECT_EQ(transport->exchange({{false, 0, deviceReceived, bytes}}), "");
+  EXPECT_EQ(transport->finishSends(), "");
+  EXPECT_EQ(std::memcmp(deviceReceived, values, bytes), 0);
+  EXPECT_EQ(SeparateDevice::copies, 2);
+  device.release(deviceSent);
+  device.release(deviceReceived);
 }
 
 } // namespace

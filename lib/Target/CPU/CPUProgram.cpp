@@ -435,7 +435,7 @@ LogicalResult mlir::pipe::emitCPUProgram(ModuleOp module, StringRef outDir,
       << "#include \"StageDriver.h\"\n\n"
       << "#include <algorithm>\n#include <cmath>\n#include <cstdint>\n"
       << "#include <cstring>\n#include <string>\n\n"
-      << "using namespace pipe_rt;\n\n"
+      << "using namespace pipe_rt;\nnamespace kernels = pipe_rt::cpu;\n\n"
       << stage.source << "\n"
       << tables;
 

@@ -460,7 +460,7 @@ static LogicalResult emitStageFiles(StageOp stage, PlanAttr plan,
       << "#include \"StageDriver.h\"\n\n"
       << "#include <algorithm>\n#include <cmath>\n#include <cstdint>\n"
       << "#include <cstring>\n#include <string>\n\n"
-      << "using namespace pipe_rt;\n\n"
+      << "using namespace pipe_rt;\nnamespace kernels = pipe_rt::cpu;\n\n"
       << files.artifacts.source << "\n"
       << tables;
   return success();

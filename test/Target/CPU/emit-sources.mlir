@@ -22,7 +22,7 @@ func.func @main(%x: tensor<4x8xf32> {pipe.name = "x"}) -> (tensor<4x16xf32> {pip
   return %s3 : tensor<4x16xf32>
 }
 
-// CHECK: cpu::gemm(reinterpret_cast<const float *>(in[0]), reinterpret_cast<const float *>((weights + 0)), static_cast<const float *>(nullptr), nullptr, 0, reinterpret_cast<float *>((arena + [[GEMM:[0-9]+]])), 4, 16, 8, false, true
+// CHECK: kernels::gemm(reinterpret_cast<const float *>(in[0]), reinterpret_cast<const float *>((weights + 0)), static_cast<const float *>(nullptr), nullptr, 0, reinterpret_cast<float *>((arena + [[GEMM:[0-9]+]])), 4, 16, 8, false, true
 // The fused loop reads the gemm result and the broadcast bias, and writes
 // tanh(relu(h + b)) once: one row of 16 per row of h, in which the bias is
 // contiguous. A loop this small runs on one thread, without a parallel
@@ -37,9 +37,9 @@ func.func @main(%x: tensor<4x8xf32> {pipe.name = "x"}) -> (tensor<4x16xf32> {pip
 // CHECK-NEXT: const float v3 = (v2 > float(0) ? v2 : float(0));
 // CHECK-NEXT: const float v4 = cpu::tanh(v3);
 // CHECK-NEXT: dst[i] = v4;
-// CHECK: cpu::softmax(
-// CHECK: cpu::softmax(
-// CHECK: cpu::softmax(
+// CHECK: kernels::softmax(
+// CHECK: kernels::softmax(
+// CHECK: kernels::softmax(
 // CHECK: std::memcpy(out[0],
 // The generated code ends in the tables the stage driver reads: the ports
 // of the function, its program and its memory.

@@ -1,15 +1,13 @@
-//===- StageEmitter.cpp - C++ source for one CPU stage --------------------===//
+//===- StageEmitter.cpp - C++ source of a stage's functions ---------------===//
 //
-// Turns `func.func @main` into a C++ program: elementwise runs become fused
-// loops, every other op a call into runtime/cpu/Kernels.h, reshapes are
-// free aliases, and every intermediate buffer has a fixed offset in one
+// Turns a function of a stage into C++: elementwise runs become fused steps
+// (the target's), every other op a call into the target's kernels, reshapes
+// are free aliases, and every intermediate buffer has a fixed offset in one
 // arena from the static memory plan.
 //
 //===----------------------------------------------------------------------===//
 
-#include "StageEmitter.h"
-#include "FusedLoop.h"
-
+#include "pipe/Target/Common/StageEmitter.h"
 #include "pipe/Target/Common/ElementwiseFusion.h"
 #include "pipe/Target/Common/MemoryPlan.h"
 
@@ -66,83 +64,46 @@ static FailureOr<std::string> elementBytes(ElementsAttr attr) {
   return bytes;
 }
 
-namespace {
-class StageEmitterImpl {
-public:
-  StageEmitterImpl(func::FuncOp main, StringRef name,
-                   const llvm::StringMap<std::string> &parameterData,
-                   StageArtifacts &artifacts)
-      : main(main), name(name), parameterData(parameterData),
-        artifacts(artifacts) {}
+int64_t StageEmitter::addWeights(const std::string &bytes) {
+  artifacts.weights.resize(llvm::alignTo(artifacts.weights.size(), 64), 0);
+  int64_t offset = artifacts.weights.size();
+  artifacts.weights += bytes;
+  return offset;
+}
 
-  LogicalResult run();
+std::string StageEmitter::shapeOf(Value value) {
+  return ints(tensorType(value).getShape());
+}
 
-private:
-  /// Appends `bytes` to the weights blob, 64-byte aligned; returns its
-  /// offset.
-  int64_t addWeights(const std::string &bytes) {
-    artifacts.weights.resize(llvm::alignTo(artifacts.weights.size(), 64), 0);
-    int64_t offset = artifacts.weights.size();
-    artifacts.weights += bytes;
-    return offset;
-  }
-  /// The offset of parameter `symbol` in the weights blob, adding its data
-  /// on first use.
-  FailureOr<int64_t> parameterOffset(Operation *user, StringRef symbol,
-                                     RankedTensorType type);
-  /// A C++ statement that reports an out-of-range label or index: the
-  /// input it comes from (when it is one of the function's arguments, read
-  /// through reshapes) and its row in the input file.
-  std::string rangeError(Value labels, const std::string &flatIndex,
-                         const std::string &what, int64_t low, int64_t limit);
-  /// Names a static int64 array holding `values`, shared between uses.
-  std::string ints(ArrayRef<int64_t> values);
-  std::string shapeOf(Value value) {
-    return ints(tensorType(value).getShape());
-  }
-  std::string rankOf(Value value) {
-    return std::to_string(tensorType(value).getRank());
-  }
-  std::string elementOf(Value value) {
-    return cppElementType(tensorType(value).getElementType());
-  }
-  /// A C++ expression for the data pointer of `value`.
-  std::string pointer(Value value);
-  /// `pointer(value)` cast to `const T *`.
-  std::string input(Value value) {
-    return "reinterpret_cast<const " + elementOf(value) + " *>(" +
-           pointer(value) + ")";
-  }
-  std::string output(Value value) {
-    return "reinterpret_cast<" + elementOf(value) + " *>(" + pointer(value) +
-           ")";
-  }
-  Value root(Value value) {
-    while (auto reshape = value.getDefiningOp<ReshapeOp>())
-      value = reshape.getInput();
-    return value;
-  }
+std::string StageEmitter::rankOf(Value value) {
+  return std::to_string(tensorType(value).getRank());
+}
 
-  LogicalResult assignStorage(ArrayRef<SmallVector<Operation *>> steps);
-  LogicalResult emitFusedLoop(ArrayRef<Operation *> ops);
-  LogicalResult emitKernel(Operation *op);
+std::string StageEmitter::elementOf(Value value) {
+  return cppElementType(tensorType(value).getElementType());
+}
 
-  func::FuncOp main;
-  std::string name;
-  const llvm::StringMap<std::string> &parameterData;
-  StageArtifacts &artifacts;
+std::string StageEmitter::input(Value value) {
+  return "reinterpret_cast<const " + elementOf(value) + " *>(" +
+         pointer(value) + ")";
+}
 
-  std::string decls;
-  llvm::raw_string_ostream declStream{decls};
-  std::string body;
-  llvm::raw_string_ostream os{body};
-  llvm::DenseMap<Value, std::string> pointers;
-  std::map<std::vector<int64_t>, std::string> intArrays;
-  int64_t tempCounter = 0;
-};
-} // namespace
+std::string StageEmitter::output(Value value) {
+  return "reinterpret_cast<" + elementOf(value) + " *>(" + pointer(value) + ")";
+}
 
-std::string StageEmitterImpl::ints(ArrayRef<int64_t> values) {
+Value StageEmitter::root(Value value) {
+  while (auto reshape = value.getDefiningOp<ReshapeOp>())
+    value = reshape.getInput();
+  return value;
+}
+
+std::string StageEmitter::hostElement(Value value,
+                                      const std::string &flatIndex) {
+  return input(value) + "[" + flatIndex + "]";
+}
+
+std::string StageEmitter::ints(ArrayRef<int64_t> values) {
   std::vector<int64_t> key(values.begin(), values.end());
   auto it = intArrays.find(key);
   if (it != intArrays.end())
@@ -157,14 +118,14 @@ std::string StageEmitterImpl::ints(ArrayRef<int64_t> values) {
   return name;
 }
 
-std::string StageEmitterImpl::pointer(Value value) {
+std::string StageEmitter::pointer(Value value) {
   auto it = pointers.find(root(value));
   assert(it != pointers.end() && "value without storage");
   return it->second;
 }
 
 LogicalResult
-StageEmitterImpl::assignStorage(ArrayRef<SmallVector<Operation *>> steps) {
+StageEmitter::assignStorage(ArrayRef<SmallVector<Operation *>> steps) {
   // Arguments are the microbatch's inputs.
   for (BlockArgument arg : main.getArguments())
     pointers[arg] = "in[" + std::to_string(arg.getArgNumber()) + "]";
@@ -235,9 +196,9 @@ StageEmitterImpl::assignStorage(ArrayRef<SmallVector<Operation *>> steps) {
   return success();
 }
 
-FailureOr<int64_t> StageEmitterImpl::parameterOffset(Operation *user,
-                                                     StringRef symbol,
-                                                     RankedTensorType type) {
+FailureOr<int64_t> StageEmitter::parameterOffset(Operation *user,
+                                                 StringRef symbol,
+                                                 RankedTensorType type) {
   auto known = artifacts.parameterIndex.find(symbol);
   if (known != artifacts.parameterIndex.end())
     return artifacts.parameters[known->second].offset;
@@ -258,12 +219,11 @@ FailureOr<int64_t> StageEmitterImpl::parameterOffset(Operation *user,
   return entry.offset;
 }
 
-std::string StageEmitterImpl::rangeError(Value labels,
-                                         const std::string &flatIndex,
-                                         const std::string &what, int64_t low,
-                                         int64_t limit) {
+std::string StageEmitter::rangeError(Value labels, const std::string &flatIndex,
+                                     const std::string &what, int64_t low,
+                                     int64_t limit) {
   std::string value =
-      "static_cast<int64_t>(" + input(labels) + "[" + flatIndex + "])";
+      "static_cast<int64_t>(" + hostElement(labels, flatIndex) + ")";
   auto arg = dyn_cast<BlockArgument>(root(labels));
   auto argName =
       arg ? main.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "pipe.name")
@@ -286,23 +246,19 @@ std::string StageEmitterImpl::rangeError(Value labels,
       .str();
 }
 
-LogicalResult StageEmitterImpl::emitFusedLoop(ArrayRef<Operation *> ops) {
-  FailureOr<std::string> loop = fusedLoopSource(
-      ops, [&](Value value) { return input(value); },
-      [&](Value value) { return output(value); });
-  if (failed(loop))
-    return failure();
-  os << *loop;
-  ++artifacts.numFusedLoops;
-  return success();
-}
-
 //===----------------------------------------------------------------------===//
 // Kernel calls
 //===----------------------------------------------------------------------===//
 
-LogicalResult StageEmitterImpl::emitKernel(Operation *op) {
+LogicalResult StageEmitter::emitKernel(Operation *op) {
   ++artifacts.numKernelCalls;
+  FailureOr<std::optional<std::string>> special = targetCall(op);
+  if (failed(special))
+    return failure();
+  if (*special) {
+    os << "  " << **special << ";\n";
+    return success();
+  }
   auto fmt = [](const char *pattern, auto &&...args) {
     return llvm::formatv(pattern, args...).str();
   };
@@ -331,7 +287,7 @@ LogicalResult StageEmitterImpl::emitKernel(Operation *op) {
       llvm::TypeSwitch<Operation *, std::optional<std::string>>(op)
           .Case([&](MatMulOp o) {
             return fmt(
-                "cpu::matmul({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8})",
+                "kernels::matmul({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8})",
                 input(o.getLhs()), shapeOf(o.getLhs()), rankOf(o.getLhs()),
                 input(o.getRhs()), shapeOf(o.getRhs()), rankOf(o.getRhs()),
                 output(o), shapeOf(o), rankOf(o));
@@ -341,14 +297,15 @@ LogicalResult StageEmitterImpl::emitKernel(Operation *op) {
             int64_t m = tensorType(o).getDimSize(0),
                     n = tensorType(o).getDimSize(1);
             int64_t k = a.getDimSize(o.getTransA() ? 0 : 1);
-            return fmt("cpu::gemm({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, "
-                       "{9}, {10}, {11}, {12})",
-                       input(o.getA()), input(o.getB()), optional(o.getC()),
-                       o.getC() ? shapeOf(o.getC()) : "nullptr"s,
-                       o.getC() ? rankOf(o.getC()) : "0"s, output(o), m, n, k,
-                       bool_(o.getTransA()), bool_(o.getTransB()),
-                       floatOf(o, o.getAlpha().convertToDouble()),
-                       floatOf(o, o.getBeta().convertToDouble()));
+            return fmt(
+                "kernels::gemm({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, "
+                "{9}, {10}, {11}, {12})",
+                input(o.getA()), input(o.getB()), optional(o.getC()),
+                o.getC() ? shapeOf(o.getC()) : "nullptr"s,
+                o.getC() ? rankOf(o.getC()) : "0"s, output(o), m, n, k,
+                bool_(o.getTransA()), bool_(o.getTransB()),
+                floatOf(o, o.getAlpha().convertToDouble()),
+                floatOf(o, o.getBeta().convertToDouble()));
           })
           .Case([&](ConvOp o) {
             // A weight that is a parameter may be kept in the kernel's
@@ -358,9 +315,10 @@ LogicalResult StageEmitterImpl::emitKernel(Operation *op) {
             // A fused activation: its runtime code and clip bounds.
             std::string activation;
             if (std::optional<ConvActivation> kind = o.getActivation()) {
-              const char *code = *kind == ConvActivation::relu   ? "cpu::kRelu"
-                                 : *kind == ConvActivation::clip ? "cpu::kClip"
-                                                                 : "cpu::kSilu";
+              const char *code =
+                  *kind == ConvActivation::relu   ? "pipe_rt::kRelu"
+                  : *kind == ConvActivation::clip ? "pipe_rt::kClip"
+                                                  : "pipe_rt::kSilu";
               activation = fmt(
                   ", {0}, {1:e9}f, {2:e9}f", code,
                   o.getActivationMin() ? o.getActivationMin()->convertToDouble()
@@ -368,7 +326,7 @@ LogicalResult StageEmitterImpl::emitKernel(Operation *op) {
                   o.getActivationMax() ? o.getActivationMax()->convertToDouble()
                                        : 0.0);
             }
-            return fmt("cpu::{13}({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, "
+            return fmt("kernels::{13}({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, "
                        "{8}, {9}, {10}, {11}, {12}{14})",
                        input(o.getInput()), shapeOf(o.getInput()),
                        input(o.getWeight()), shapeOf(o.getWeight()),
@@ -380,50 +338,52 @@ LogicalResult StageEmitterImpl::emitKernel(Operation *op) {
                        activation);
           })
           .Case([&](ConvTransposeOp o) {
-            return fmt("cpu::convTranspose({0}, {1}, {2}, {3}, {4}, {5}, {6}, "
-                       "{7}, {8}, {9}, {10}, {11})",
-                       input(o.getInput()), shapeOf(o.getInput()),
-                       input(o.getWeight()), shapeOf(o.getWeight()),
-                       optional(o.getBias()), output(o), shapeOf(o),
-                       tensorType(o).getRank() - 2, ints(o.getStrides()),
-                       ints(o.getPads()), ints(o.getDilations()), o.getGroup());
+            return fmt(
+                "kernels::convTranspose({0}, {1}, {2}, {3}, {4}, {5}, {6}, "
+                "{7}, {8}, {9}, {10}, {11})",
+                input(o.getInput()), shapeOf(o.getInput()),
+                input(o.getWeight()), shapeOf(o.getWeight()),
+                optional(o.getBias()), output(o), shapeOf(o),
+                tensorType(o).getRank() - 2, ints(o.getStrides()),
+                ints(o.getPads()), ints(o.getDilations()), o.getGroup());
           })
           .Case([&](ConvWeightGradOp o) {
-            return fmt("cpu::convWeightGrad({0}, {1}, {2}, {3}, {4}, {5}, {6}, "
-                       "{7}, {8}, {9}, {10})",
-                       input(o.getInput()), shapeOf(o.getInput()),
-                       input(o.getGrad()), shapeOf(o.getGrad()), output(o),
-                       shapeOf(o), tensorType(o).getRank() - 2,
-                       ints(o.getStrides()), ints(o.getPads()),
-                       ints(o.getDilations()), o.getGroup());
+            return fmt(
+                "kernels::convWeightGrad({0}, {1}, {2}, {3}, {4}, {5}, {6}, "
+                "{7}, {8}, {9}, {10})",
+                input(o.getInput()), shapeOf(o.getInput()), input(o.getGrad()),
+                shapeOf(o.getGrad()), output(o), shapeOf(o),
+                tensorType(o).getRank() - 2, ints(o.getStrides()),
+                ints(o.getPads()), ints(o.getDilations()), o.getGroup());
           })
           .Case([&](MaxPoolOp o) {
             return fmt(
-                "cpu::maxPool({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8})",
+                "kernels::maxPool({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8})",
                 input(o.getInput()), shapeOf(o.getInput()), output(o),
                 shapeOf(o), tensorType(o).getRank() - 2,
                 ints(o.getKernelShape()), ints(o.getStrides()),
                 ints(o.getPads()), ints(o.getDilations()));
           })
           .Case([&](AveragePoolOp o) {
-            return fmt("cpu::averagePool({0}, {1}, {2}, {3}, {4}, {5}, {6}, "
-                       "{7}, {8})",
-                       input(o.getInput()), shapeOf(o.getInput()), output(o),
-                       shapeOf(o), tensorType(o).getRank() - 2,
-                       ints(o.getKernelShape()), ints(o.getStrides()),
-                       ints(o.getPads()), bool_(o.getCountIncludePad()));
+            return fmt(
+                "kernels::averagePool({0}, {1}, {2}, {3}, {4}, {5}, {6}, "
+                "{7}, {8})",
+                input(o.getInput()), shapeOf(o.getInput()), output(o),
+                shapeOf(o), tensorType(o).getRank() - 2,
+                ints(o.getKernelShape()), ints(o.getStrides()),
+                ints(o.getPads()), bool_(o.getCountIncludePad()));
           })
           .Case([&](MaxPoolGradOp o) {
-            return fmt("cpu::maxPoolGrad({0}, {1}, {2}, {3}, {4}, {5}, {6}, "
-                       "{7}, {8}, {9})",
-                       input(o.getInput()), shapeOf(o.getInput()),
-                       input(o.getGrad()), shapeOf(o.getGrad()),
-                       tensorType(o).getRank() - 2, ints(o.getKernelShape()),
-                       ints(o.getStrides()), ints(o.getPads()),
-                       ints(o.getDilations()), output(o));
+            return fmt(
+                "kernels::maxPoolGrad({0}, {1}, {2}, {3}, {4}, {5}, {6}, "
+                "{7}, {8}, {9})",
+                input(o.getInput()), shapeOf(o.getInput()), input(o.getGrad()),
+                shapeOf(o.getGrad()), tensorType(o).getRank() - 2,
+                ints(o.getKernelShape()), ints(o.getStrides()),
+                ints(o.getPads()), ints(o.getDilations()), output(o));
           })
           .Case([&](AveragePoolGradOp o) {
-            return fmt("cpu::averagePoolGrad({0}, {1}, {2}, {3}, {4}, {5}, "
+            return fmt("kernels::averagePoolGrad({0}, {1}, {2}, {3}, {4}, {5}, "
                        "{6}, {7}, {8})",
                        input(o.getGrad()), shapeOf(o.getGrad()), output(o),
                        shapeOf(o), tensorType(o).getRank() - 2,
@@ -431,22 +391,22 @@ LogicalResult StageEmitterImpl::emitKernel(Operation *op) {
                        ints(o.getPads()), bool_(o.getCountIncludePad()));
           })
           .Case([&](GlobalAveragePoolOp o) {
-            return fmt("cpu::globalAveragePool({0}, {1}, {2}, {3})",
+            return fmt("kernels::globalAveragePool({0}, {1}, {2}, {3})",
                        input(o.getInput()), shapeOf(o.getInput()),
                        rankOf(o.getInput()), output(o));
           })
           .Case([&](BatchNormOp o) {
-            return fmt("cpu::batchNorm({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, "
-                       "{8})",
-                       input(o.getInput()), shapeOf(o.getInput()),
-                       rankOf(o.getInput()), input(o.getScale()),
-                       input(o.getBias()), input(o.getMean()),
-                       input(o.getVariance()),
-                       floatOf(o, o.getEpsilon().convertToDouble()), output(o));
+            return fmt(
+                "kernels::batchNorm({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, "
+                "{8})",
+                input(o.getInput()), shapeOf(o.getInput()),
+                rankOf(o.getInput()), input(o.getScale()), input(o.getBias()),
+                input(o.getMean()), input(o.getVariance()),
+                floatOf(o, o.getEpsilon().convertToDouble()), output(o));
           })
           .Case([&](BatchNormTrainOp o) {
             return fmt(
-                "cpu::batchNormTrain({0}, {1}, {2}, {3}, {4}, {5}, {6}, "
+                "kernels::batchNormTrain({0}, {1}, {2}, {3}, {4}, {5}, {6}, "
                 "{7}, {8}, {9}, {10}, {11})",
                 input(o.getInput()), shapeOf(o.getInput()),
                 rankOf(o.getInput()), input(o.getScale()), input(o.getBias()),
@@ -458,7 +418,7 @@ LogicalResult StageEmitterImpl::emitKernel(Operation *op) {
           })
           .Case([&](BatchNormTrainGradOp o) {
             return fmt(
-                "cpu::batchNormTrainGrad({0}, {1}, {2}, {3}, {4}, {5}, "
+                "kernels::batchNormTrainGrad({0}, {1}, {2}, {3}, {4}, {5}, "
                 "{6}, {7}, {8})",
                 input(o.getInput()), shapeOf(o.getInput()),
                 rankOf(o.getInput()), input(o.getScale()),
@@ -469,21 +429,21 @@ LogicalResult StageEmitterImpl::emitKernel(Operation *op) {
           })
           .Case([&](LayerNormOp o) {
             Value bias = o.getBias();
-            return fmt("cpu::layerNorm({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, "
-                       "{8}, {9}, {10}, {11})",
-                       input(o.getInput()), shapeOf(o.getInput()),
-                       rankOf(o.getInput()), o.getAxis(), input(o.getScale()),
-                       shapeOf(o.getScale()), rankOf(o.getScale()),
-                       optional(bias), bias ? shapeOf(bias) : "nullptr"s,
-                       bias ? rankOf(bias) : "0"s,
-                       floatOf(o, o.getEpsilon().convertToDouble()), output(o));
+            return fmt(
+                "kernels::layerNorm({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, "
+                "{8}, {9}, {10}, {11})",
+                input(o.getInput()), shapeOf(o.getInput()),
+                rankOf(o.getInput()), o.getAxis(), input(o.getScale()),
+                shapeOf(o.getScale()), rankOf(o.getScale()), optional(bias),
+                bias ? shapeOf(bias) : "nullptr"s, bias ? rankOf(bias) : "0"s,
+                floatOf(o, o.getEpsilon().convertToDouble()), output(o));
           })
           .Case([&](InstanceNormOp o) {
-            return fmt("cpu::instanceNorm({0}, {1}, {2}, {3}, {4}, {5}, {6})",
-                       input(o.getInput()), shapeOf(o.getInput()),
-                       rankOf(o.getInput()), input(o.getScale()),
-                       input(o.getBias()),
-                       floatOf(o, o.getEpsilon().convertToDouble()), output(o));
+            return fmt(
+                "kernels::instanceNorm({0}, {1}, {2}, {3}, {4}, {5}, {6})",
+                input(o.getInput()), shapeOf(o.getInput()),
+                rankOf(o.getInput()), input(o.getScale()), input(o.getBias()),
+                floatOf(o, o.getEpsilon().convertToDouble()), output(o));
           })
           .Case<SoftmaxOp, LogSoftmaxOp>([&](auto o) {
             ArrayRef<int64_t> shape = tensorType(o).getShape();
@@ -493,7 +453,7 @@ LogicalResult StageEmitterImpl::emitKernel(Operation *op) {
                 outer *= shape[d];
               else if (d > axis)
                 inner *= shape[d];
-            return fmt("cpu::softmax({0}, {1}, {2}, {3}, {4}, {5})",
+            return fmt("kernels::softmax({0}, {1}, {2}, {3}, {4}, {5})",
                        input(o.getInput()), output(o), outer, shape[axis],
                        inner, bool_(isa<LogSoftmaxOp>(o.getOperation())));
           })
@@ -508,43 +468,42 @@ LogicalResult StageEmitterImpl::emitKernel(Operation *op) {
               declStream << (d ? ", " : "")
                          << bool_(llvm::is_contained(o.getAxes(), d));
             declStream << "};\n";
-            return fmt(
-                "cpu::reduce(cpu::ReduceKind::{0}, {1}, {2}, {3}, {4}, {5})",
-                kind, input(o.getInput()), shapeOf(o.getInput()), rank, mask,
-                output(o));
+            return fmt("kernels::reduce(pipe_rt::ReduceKind::{0}, {1}, {2}, "
+                       "{3}, {4}, {5})",
+                       kind, input(o.getInput()), shapeOf(o.getInput()), rank,
+                       mask, output(o));
           })
-          .Case<SoftmaxCrossEntropyLossOp, NegativeLogLikelihoodLossOp>(
-              [&](auto o) -> std::optional<std::string> {
-                const char *fn =
-                    isa<SoftmaxCrossEntropyLossOp>(o.getOperation())
-                        ? "softmaxCrossEntropy"
-                        : "nllLoss";
-                const char *reduction =
-                    o.getReduction() == Reduction::none  ? "None"
-                    : o.getReduction() == Reduction::sum ? "Sum"
-                                                         : "Mean";
-                std::optional<int64_t> ignore = o.getIgnoreIndex();
-                std::string bad = "bad" + std::to_string(tempCounter++);
-                int64_t classes = tensorType(o.getInput()).getDimSize(1);
-                return fmt(
-                    "int64_t {9} = -1;\n  if (!cpu::{0}({1}, {2}, {3}, {4}, "
-                    "{5}, cpu::LossReduction::{6}, {7}, {8}, {10}, &{9})) {{\n"
-                    "    {11}\n    return false;\n  }",
-                    fn, input(o.getInput()), shapeOf(o.getInput()),
-                    rankOf(o.getInput()), input(o.getLabels()),
-                    optional(o.getWeight()), reduction,
-                    bool_(ignore.has_value()), ignore.value_or(0), bad,
-                    output(o),
-                    rangeError(o.getLabels(), bad, "label", 0, classes));
-              })
+          .Case<SoftmaxCrossEntropyLossOp,
+                NegativeLogLikelihoodLossOp>([&](auto o)
+                                                 -> std::optional<std::string> {
+            const char *fn = isa<SoftmaxCrossEntropyLossOp>(o.getOperation())
+                                 ? "softmaxCrossEntropy"
+                                 : "nllLoss";
+            const char *reduction = o.getReduction() == Reduction::none ? "None"
+                                    : o.getReduction() == Reduction::sum
+                                        ? "Sum"
+                                        : "Mean";
+            std::optional<int64_t> ignore = o.getIgnoreIndex();
+            std::string bad = "bad" + std::to_string(tempCounter++);
+            int64_t classes = tensorType(o.getInput()).getDimSize(1);
+            return fmt(
+                "int64_t {9} = -1;\n  if (!kernels::{0}({1}, {2}, {3}, {4}, "
+                "{5}, pipe_rt::LossReduction::{6}, {7}, {8}, {10}, &{9})) {{\n"
+                "    {11}\n    return false;\n  }",
+                fn, input(o.getInput()), shapeOf(o.getInput()),
+                rankOf(o.getInput()), input(o.getLabels()),
+                optional(o.getWeight()), reduction, bool_(ignore.has_value()),
+                ignore.value_or(0), bad, output(o),
+                rangeError(o.getLabels(), bad, "label", 0, classes));
+          })
           .Case([&](TransposeOp o) {
-            return fmt("cpu::transpose({0}, {1}, {2}, {3}, {4}, {5})",
+            return fmt("kernels::transpose({0}, {1}, {2}, {3}, {4}, {5})",
                        pointer(o.getInput()), shapeOf(o.getInput()),
                        rankOf(o.getInput()), ints(o.getPerm()), elementSize(o),
                        pointer(o));
           })
           .Case([&](SliceOp o) {
-            return fmt("cpu::slice({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7})",
+            return fmt("kernels::slice({0}, {1}, {2}, {3}, {4}, {5}, {6}, {7})",
                        pointer(o.getInput()), shapeOf(o.getInput()),
                        rankOf(o.getInput()), ints(o.getOffsets()),
                        ints(o.getSizes()), ints(o.getStrides()), elementSize(o),
@@ -553,21 +512,23 @@ LogicalResult StageEmitterImpl::emitKernel(Operation *op) {
           .Case([&](GatherOp o) -> std::optional<std::string> {
             std::string bad = "bad" + std::to_string(tempCounter++);
             int64_t extent = tensorType(o.getData()).getDimSize(o.getAxis());
-            return fmt("int64_t {0} = -1;\n  if (!cpu::gather({1}, {2}, {3}, "
-                       "{4}, {5}, {6}, {7}, {8}, &{0})) {{\n"
-                       "    {9}\n    return false;\n  }",
-                       bad, pointer(o.getData()), shapeOf(o.getData()),
-                       rankOf(o.getData()), o.getAxis(), input(o.getIndices()),
-                       tensorType(o.getIndices()).getNumElements(),
-                       elementSize(o), pointer(o),
-                       rangeError(o.getIndices(), bad, "gather index", -extent,
-                                  extent));
+            return fmt(
+                "int64_t {0} = -1;\n  if (!kernels::gather({1}, {2}, {3}, "
+                "{4}, {5}, {6}, {7}, {8}, &{0})) {{\n"
+                "    {9}\n    return false;\n  }",
+                bad, pointer(o.getData()), shapeOf(o.getData()),
+                rankOf(o.getData()), o.getAxis(), input(o.getIndices()),
+                tensorType(o.getIndices()).getNumElements(), elementSize(o),
+                pointer(o),
+                rangeError(o.getIndices(), bad, "gather index", -extent,
+                           extent));
           })
           .Case([&](SGDUpdateOp o) {
             Value buffer = o.getMomentumBuffer();
             return fmt(
-                "cpu::sgdUpdate({0}, {1}, {2}, {3}, *{4}, "
-                "cpu::SGDOptions{{{5:e17}, {6:e17}, {7:e17}, {8:e17}, {9}}, "
+                "kernels::sgdUpdate({0}, {1}, {2}, {3}, *{4}, "
+                "pipe_rt::SGDOptions{{{5:e17}, {6:e17}, {7:e17}, {8:e17}, "
+                "{9}}, "
                 "{10}, {11})",
                 input(o.getParam()), input(o.getGrad()), optional(buffer),
                 tensorType(o.getParam()).getNumElements(), input(o.getStep()),
@@ -581,8 +542,8 @@ LogicalResult StageEmitterImpl::emitKernel(Operation *op) {
           })
           .Case([&](AdamUpdateOp o) {
             return fmt(
-                "cpu::adamUpdate({0}, {1}, {2}, {3}, {4}, *{5}, "
-                "cpu::AdamOptions{{{6:e17}, {7:e17}, {8:e17}, {9:e17}, "
+                "kernels::adamUpdate({0}, {1}, {2}, {3}, {4}, *{5}, "
+                "pipe_rt::AdamOptions{{{6:e17}, {7:e17}, {8:e17}, {9:e17}, "
                 "{10:e17}, {11}}, {12}, {13}, {14})",
                 input(o.getParam()), input(o.getGrad()), input(o.getExpAvg()),
                 input(o.getExpAvgSq()),
@@ -602,7 +563,7 @@ LogicalResult StageEmitterImpl::emitKernel(Operation *op) {
             }
             return fmt(
                 "const void *{0}In[] = {{{1}};\n  const int64_t *{0}Shapes[] "
-                "= {{{2}};\n  cpu::concat({0}In, {0}Shapes, {3}, {4}, {5}, "
+                "= {{{2}};\n  kernels::concat({0}In, {0}Shapes, {3}, {4}, {5}, "
                 "{6}, {7})",
                 name, inputs, shapes, o.getInputs().size(), rankOf(o),
                 o.getAxis(), elementSize(o), pointer(o));
@@ -615,21 +576,22 @@ LogicalResult StageEmitterImpl::emitKernel(Operation *op) {
               outputs += (outputs.empty() ? "" : ", ") + pointer(v);
               sizes.push_back(tensorType(v).getDimSize(o.getAxis()));
             }
-            return fmt(
-                "void *const {0}Out[] = {{{1}};\n  cpu::split({2}, {3}, {4}, "
-                "{5}, {6}, {7}, {8}, {0}Out)",
-                name, outputs, pointer(o.getInput()), shapeOf(o.getInput()),
-                rankOf(o.getInput()), o.getAxis(), ints(sizes), sizes.size(),
-                elementSize(o.getInput()));
+            return fmt("void *const {0}Out[] = {{{1}};\n  kernels::split({2}, "
+                       "{3}, {4}, "
+                       "{5}, {6}, {7}, {8}, {0}Out)",
+                       name, outputs, pointer(o.getInput()),
+                       shapeOf(o.getInput()), rankOf(o.getInput()), o.getAxis(),
+                       ints(sizes), sizes.size(), elementSize(o.getInput()));
           })
           .Case([&](ExpandOp o) {
-            return fmt("cpu::broadcastTo({0}, {1}, {2}, {3}, {4}, {5}, {6})",
-                       pointer(o.getInput()), shapeOf(o.getInput()),
-                       rankOf(o.getInput()), shapeOf(o), rankOf(o),
-                       elementSize(o), pointer(o));
+            return fmt(
+                "kernels::broadcastTo({0}, {1}, {2}, {3}, {4}, {5}, {6})",
+                pointer(o.getInput()), shapeOf(o.getInput()),
+                rankOf(o.getInput()), shapeOf(o), rankOf(o), elementSize(o),
+                pointer(o));
           })
           .Case([&](TileOp o) {
-            return fmt("cpu::tile({0}, {1}, {2}, {3}, {4}, {5})",
+            return fmt("kernels::tile({0}, {1}, {2}, {3}, {4}, {5})",
                        pointer(o.getInput()), shapeOf(o.getInput()),
                        rankOf(o.getInput()), ints(o.getRepeats()),
                        elementSize(o), pointer(o));
@@ -640,28 +602,28 @@ LogicalResult StageEmitterImpl::emitKernel(Operation *op) {
                                                                  : "Edge";
             std::string name = "padValue" + std::to_string(tempCounter++);
             double value = o.getValue().convertToDouble();
-            return fmt(
-                "const {0} {1} = static_cast<{0}>({2:e17});\n  cpu::pad({3}, "
-                "{4}, {5}, {6}, cpu::PadMode::{7}, &{1}, {8}, {9})",
-                elementOf(o), name, value, pointer(o.getInput()),
-                shapeOf(o.getInput()), rankOf(o.getInput()), ints(o.getPads()),
-                mode, elementSize(o), pointer(o));
+            return fmt("const {0} {1} = static_cast<{0}>({2:e17});\n  "
+                       "kernels::pad({3}, "
+                       "{4}, {5}, {6}, pipe_rt::PadMode::{7}, &{1}, {8}, {9})",
+                       elementOf(o), name, value, pointer(o.getInput()),
+                       shapeOf(o.getInput()), rankOf(o.getInput()),
+                       ints(o.getPads()), mode, elementSize(o), pointer(o));
           })
           .Case([&](TriluOp o) {
-            return fmt("cpu::trilu({0}, {1}, {2}, {3}, {4}, {5}, {6})",
+            return fmt("kernels::trilu({0}, {1}, {2}, {3}, {4}, {5}, {6})",
                        pointer(o.getInput()), shapeOf(o.getInput()),
                        rankOf(o.getInput()), o.getK(), bool_(o.getUpper()),
                        elementSize(o), pointer(o));
           })
           .Default([](Operation *) { return std::nullopt; });
   if (!call)
-    return op->emitError("'")
-           << op->getName() << "' is not supported by the CPU target yet";
+    return op->emitError("'") << op->getName() << "' is not supported by "
+                              << targetName() << " yet";
   os << "  " << *call << ";\n";
   return success();
 }
 
-LogicalResult StageEmitterImpl::run() {
+LogicalResult StageEmitter::run() {
   Block &block = main.getBody().front();
   SmallVector<Operation *> ops;
   for (Operation &op : block.without_terminator()) {
@@ -674,8 +636,8 @@ LogicalResult StageEmitterImpl::run() {
     for (Value value : op.getResults())
       if (cppElementType(tensorType(value).getElementType()).empty())
         return op.emitError("element type ")
-               << tensorType(value).getElementType()
-               << " is not supported by the CPU target";
+               << tensorType(value).getElementType() << " is not supported by "
+               << targetName();
   if (failed(assignStorage(steps)))
     return failure();
 
@@ -684,7 +646,7 @@ LogicalResult StageEmitterImpl::run() {
       artifacts.flops = saturatingSum(artifacts.flops, opFlops(op));
     if (isa<ReshapeOp>(step.front()))
       continue;
-    if (failed(isElementwise(step.front()) ? emitFusedLoop(step)
+    if (failed(isElementwise(step.front()) ? emitFusedStep(step)
                                            : emitKernel(step.front())))
       return failure();
   }
@@ -699,31 +661,29 @@ LogicalResult StageEmitterImpl::run() {
     if (!main.getResultAttr(i, "pipe.assign") ||
         !isa_and_present<ParamRefOp, ConstantOp>(root(result).getDefiningOp()))
       continue;
-    std::string staged = "staged" + std::to_string(tempCounter++);
-    os << "  std::vector<char> " << staged << "(" << sources.back() << ", "
-       << sources.back() << " + " << byteSize(result) << ");\n";
-    sources.back() = staged + ".data()";
+    auto [statements, staged] = copyAside(sources.back(), byteSize(result));
+    os << statements;
+    sources.back() = staged;
   }
   bool assigns = false;
   for (auto [i, result] : llvm::enumerate(returned)) {
     auto assigned =
         main.getResultAttrOfType<FlatSymbolRefAttr>(i, "pipe.assign");
     if (!assigned) {
-      os << "  std::memcpy(out[" << i << "], " << sources[i] << ", "
-         << byteSize(result) << ");\n";
+      os << copyStatement("out[" + std::to_string(i) + "]", sources[i],
+                          byteSize(result), /*overlapping=*/false);
       continue;
     }
     FailureOr<int64_t> offset =
         parameterOffset(main, assigned.getValue(), tensorType(result));
     if (failed(offset))
       return failure();
-    os << "  std::memmove(weights + " << *offset << ", " << sources[i] << ", "
-       << byteSize(result) << ");\n";
+    os << copyStatement("weights + " + std::to_string(*offset), sources[i],
+                        byteSize(result), /*overlapping=*/true);
     assigns = true;
   }
-  // Kernels that keep a parameter in their own layout read it again.
   if (assigns)
-    os << "  cpu::parametersChanged();\n";
+    os << afterAssign();
 
   std::string &source = artifacts.source;
   llvm::raw_string_ostream src(source);
@@ -736,11 +696,4 @@ LogicalResult StageEmitterImpl::run() {
       << "  (void)microbatch;\n"
       << body << "  return true;\n}\n} // namespace\n\n";
   return success();
-}
-
-LogicalResult
-mlir::pipe::emitStage(func::FuncOp func, StringRef name,
-                      const llvm::StringMap<std::string> &parameterData,
-                      StageArtifacts &artifacts) {
-  return StageEmitterImpl(func, name, parameterData, artifacts).run();
 }
