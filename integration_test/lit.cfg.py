@@ -10,6 +10,7 @@
 # A test whose feature is missing is reported unsupported, unless
 # PIPE_REQUIRE_ALL_FEATURES=1 (CI sets it): then lit stops and names it.
 
+import glob
 import os
 import shutil
 import subprocess
@@ -48,6 +49,16 @@ def imports(interpreter, module):
                           stderr=subprocess.DEVNULL).returncode == 0
 
 
+# The CUDA toolkit of these machines (nvcc 13), and PyPI's cuobjdump in
+# .venv (scripts/install-deps.sh).
+nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+nvcc13 = os.path.exists(nvcc) and "release 13." in subprocess.run(
+    [nvcc, "--version"], capture_output=True, text=True).stdout
+cuobjdump = next(iter(glob.glob(os.path.join(
+    config.pipe_src_root, ".venv", "lib", "python3*", "site-packages",
+    "nvidia", "cu13", "bin", "cuobjdump"))), "cuobjdump")
+config.substitutions.append(("%cuobjdump", cuobjdump))
+
 features = {
     "torch": imports(python, "torch"),
     "onnxruntime": imports(venv_python, "onnxruntime"),
@@ -55,10 +66,21 @@ features = {
     "mpi": shutil.which("mpirun") is not None,
     "matplotlib": imports(python, "matplotlib"),
     "onnx-testdata": os.path.isdir("/usr/share/libonnx-testdata/data/node"),
+    "cuobjdump": os.access(cuobjdump, os.X_OK),
 }
 for feature, available in features.items():
     if available:
         config.available_features.add(feature)
+# What the machine has or not, which no install script changes: the CUDA
+# toolkit (the CUDA target's binaries need it; its sources do not), and a
+# GPU (a CUDA program started without one must fail cleanly).
+if nvcc13:
+    config.available_features.add("nvcc13")
+else:
+    lit_config.note("no CUDA 13 nvcc: the tests that build CUDA stages "
+                    "are skipped")
+if not os.path.exists("/dev/nvidia0"):
+    config.available_features.add("no-gpu")
 missing = sorted(f for f, available in features.items() if not available)
 if missing and os.environ.get("PIPE_REQUIRE_ALL_FEATURES") == "1":
     lit_config.fatal("integration tests need what is missing here: " +

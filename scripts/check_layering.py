@@ -24,6 +24,7 @@ import sys
 LAYERS = [
     ["MLIRPipe", "PipeWeights"],
     ["PipeTransforms", "PipeImportONNX", "PipeTargetCommon"],
+    ["PipeTargetCUDA"],
     ["PipePlan"],
     ["PipePlanDriver", "PipePlanTesting"],
     ["PipeStageTransforms"],
@@ -43,6 +44,7 @@ HEADER_OWNERS = [
     ("pipe/Plan/", "PipePlan"),
     ("pipe/Target/Common/", "PipeTargetCommon"),
     ("pipe/Target/CPU/", "PipeTargetCPU"),
+    ("pipe/Target/CUDA/", "PipeTargetCUDA"),
     ("pipe/Pipelines/", "PipePipelines"),
 ]
 

@@ -29,8 +29,10 @@ PACKAGES=(
 
 # Independent references from PyPI, pinned: a current onnx (version_converter
 # to opsets 18-21, onnx.reference) and onnxruntime. They live in .venv, which
-# also sees Debian's torch; the compiler never depends on them.
-PIP_PACKAGES=(onnx==1.23.2 onnxruntime==1.31.1)
+# also sees Debian's torch; the compiler never depends on them. cuobjdump
+# (not in the machine's CUDA 13 install; PyPI's oldest CUDA 13 one reads
+# its cubins) lets the tests check which GPU code each CUDA stage holds.
+PIP_PACKAGES=(onnx==1.23.2 onnxruntime==1.31.1 nvidia-cuda-cuobjdump==13.2.86)
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
@@ -55,8 +57,12 @@ VENV="$(cd "$(dirname "$0")/.." && pwd)/.venv"
 if [ ! -x "$VENV/bin/python" ]; then
   /usr/bin/python3 -m venv --system-site-packages "$VENV"
 fi
-if ! "$VENV/bin/python" -m pip freeze 2>/dev/null | grep -qxF -e "${PIP_PACKAGES[0]}" ||
-   ! "$VENV/bin/python" -m pip freeze 2>/dev/null | grep -qxF -e "${PIP_PACKAGES[1]}"; then
+installed=$("$VENV/bin/python" -m pip freeze 2>/dev/null || true)
+missing_pip=()
+for p in "${PIP_PACKAGES[@]}"; do
+  if ! grep -qxF -e "$p" <<< "$installed"; then missing_pip+=("$p"); fi
+done
+if [ "${#missing_pip[@]}" -gt 0 ]; then
   echo "install-deps: installing ${PIP_PACKAGES[*]} into .venv"
   "$VENV/bin/python" -m pip install -q --disable-pip-version-check "${PIP_PACKAGES[@]}"
 else

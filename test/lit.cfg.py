@@ -31,3 +31,12 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 tool_dirs = [config.pipe_tools_dir, config.llvm_tools_dir]
 tools = ["pipe-opt", "pipe-onnx-txt2pb"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+# nvcc 13, the CUDA toolkit of these machines (for the CUDA target's errors
+# about architectures it cannot build).
+import shutil
+import subprocess
+nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+if os.path.exists(nvcc) and "release 13." in subprocess.run(
+        [nvcc, "--version"], capture_output=True, text=True).stdout:
+    config.available_features.add("nvcc13")

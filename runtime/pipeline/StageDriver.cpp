@@ -656,13 +656,17 @@ int StageRunner::run(int argc, char **argv) {
   if (!options.savePath.empty() && !parentExists(options.savePath))
     fail("cannot write '" + options.savePath + "': its folder does not exist");
   int64_t held = readInputs();
+  // A stage whose device is missing fails with the inputs' check, before
+  // the launcher starts any process.
+  std::string error;
+  device = createDevice ? createDevice(table.gpu, error) : createHostDevice();
+  if (!device)
+    fail(error);
   if (options.checkInputs)
     return 0;
   if (options.threads > 0)
     omp_set_num_threads(options.threads);
-  std::string error;
-  device = createDevice ? createDevice(table.gpu, error) : createHostDevice();
-  if (!device)
+  if (table.prepare && !table.prepare(error))
     fail(error);
   if (table.numStages == 1)
     transport = createLocalTransport();

@@ -101,6 +101,10 @@ struct StageTable {
   int64_t weightBytes = 0, arenaBytes = 0;
   /// The parameters this stage owns and saves.
   std::vector<SavedParameter> saved;
+  /// What the stage's code sets up once its device exists, before any
+  /// step (the CUDA target's cuBLASLt plans); false with `error` set if it
+  /// cannot. Null for nothing.
+  bool (*prepare)(std::string &error) = nullptr;
 };
 
 } // namespace pipe_rt

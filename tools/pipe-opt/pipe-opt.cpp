@@ -58,9 +58,17 @@ static llvm::cl::opt<std::string> emitKind(
 static llvm::cl::opt<std::string> targetKind(
     "target",
     llvm::cl::desc("Code generation target of the stages: auto (each "
-                   "stage's device's kind chooses; the default), cpu (every "
-                   "stage on the CPU, emulating GPUs), cuda"),
+                   "stage's device's kind chooses: CUDA on GPUs; the "
+                   "default), cpu (every stage on the CPU, emulating GPUs), "
+                   "cuda (as auto, and every stage must be on a GPU)"),
     llvm::cl::init("auto"), llvm::cl::cat(compileCategory));
+
+static llvm::cl::opt<std::string> nvccPath(
+    "nvcc",
+    llvm::cl::desc("The nvcc that builds CUDA stages (default: "
+                   "$CUDA_PATH/bin/nvcc, the one pipe was built with, or "
+                   "PATH's)"),
+    llvm::cl::cat(compileCategory));
 
 static llvm::cl::OptionCategory planCategory("Planning options");
 
@@ -312,8 +320,8 @@ static pipe::CompileOptions compileOptions(ModuleOp module) {
       !main || llvm::none_of(llvm::seq(main.getNumResults()), [&](unsigned i) {
         return main.getResultAttr(i, "pipe.grad_of") != nullptr;
       });
-  // Code generation: every stage runs on the CPU target (GPU stages need
-  // --target=cpu until the CUDA target exists), so its layout applies.
+  // Code generation: a program of one stage runs on the CPU target, so its
+  // layout applies (pipelines skip it).
   compile.channelsLast = emitKind == "sources" || emitKind == "binaries";
   compile.optimizer = optimizerOptions();
   pipe::PlanRequest &request = compile.plan;
@@ -361,11 +369,6 @@ static int compileProgram(std::unique_ptr<llvm::MemoryBuffer> input,
   if (targetKind != "auto" && targetKind != "cpu" && targetKind != "cuda") {
     llvm::errs() << "error: unknown --target '" << targetKind
                  << "' (known: auto, cpu, cuda)\n";
-    return 1;
-  }
-  if (targetKind == "cuda") {
-    llvm::errs() << "error: --target=cuda: the CUDA target does not exist "
-                    "yet; --target=cpu emulates GPU stages on the CPU\n";
     return 1;
   }
   if (outDir.empty() || outDir == "-") {
@@ -517,24 +520,30 @@ static int compileProgram(std::unique_ptr<llvm::MemoryBuffer> input,
   pipe::CPUTargetOptions target;
   target.compile = emitKind == "binaries";
   target.microbatches = microbatches;
-  if (!pipeline)
+  target.allOnCPU = targetKind == "cpu";
+  target.cuda.nvcc = nvccPath;
+  if (!pipeline) {
+    if (targetKind == "cuda") {
+      llvm::errs() << inputPath
+                   << ": error: --target=cuda needs GPU devices: give a "
+                      "--cluster whose devices are GPUs\n";
+      return 1;
+    }
     return failed(pipe::emitCPUProgram(*module, outDir, target)) ? 1 : 0;
-  // Each stage's device's kind chooses its target; until the CUDA target
-  // exists, GPU stages need --target=cpu.
+  }
+  // Each stage's device's kind chooses its target.
   auto plan = (*module)->getAttrOfType<pipe::PlanAttr>(pipe::kPlanAttrName);
-  if (targetKind == "auto")
+  if (targetKind == "cuda")
     for (unsigned s = 0, e = plan.getNumStages(); s < e; ++s)
       if (pipe::StagePlanAttr stage = plan.getStage(s);
-          stage.getKind().getValue() != "cpu" &&
-          stage.getArch().getValue() != "cpu") {
-        llvm::errs() << inputPath << ": error: stage " << s
+          stage.getArch().getValue() == "cpu") {
+        llvm::errs() << inputPath << ": error: --target=cuda: stage " << s
                      << " runs on device '" << stage.getDevice().getValue()
                      << "' (" << stage.getKind().getValue()
-                     << "), a GPU, and the CUDA target does not exist yet; "
-                        "--target=cpu emulates it on the CPU\n";
+                     << "), a CPU; --target=auto puts it on the CPU target\n";
         return 1;
       }
-  if (failed(pipe::emitCPUPipeline(*module, outDir, target)))
+  if (failed(pipe::emitPipeline(*module, outDir, target)))
     return 1;
   return 0;
 }

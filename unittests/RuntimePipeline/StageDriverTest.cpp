@@ -94,8 +94,9 @@ std::unique_ptr<Device> createSeparateDevice(int, std::string &) {
 /// be: false on the host device.
 bool onSeparateDevice = false;
 void expectDeviceMemory(const void *data) {
-  if (onSeparateDevice)
+  if (onSeparateDevice) {
     EXPECT_TRUE(SeparateDevice::owns(data));
+  }
 }
 
 /// The toy stage's forward pass: loss = x . w, and its gradient with

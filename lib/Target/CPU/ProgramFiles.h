@@ -55,9 +55,6 @@ LogicalResult writePortTable(llvm::raw_ostream &os, Location loc,
 SmallVector<std::string> stageCompileFlags();
 SmallVector<std::string> runtimeLinkArgs();
 
-/// `text` as a C++ string literal, quotes included.
-std::string cppString(StringRef text);
-
 /// Fails unless `outDir` is missing, empty, or an earlier output of ours
 /// (it has a plan.json): a program never clobbers anything else.
 LogicalResult checkOutputFolder(Location loc, StringRef outDir);

@@ -21,6 +21,8 @@
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstdio>
+
 using namespace mlir;
 using namespace mlir::pipe;
 
@@ -62,6 +64,23 @@ static FailureOr<std::string> elementBytes(ElementsAttr attr) {
       append(value);
   }
   return bytes;
+}
+
+std::string mlir::pipe::cppString(StringRef text) {
+  std::string literal = "\"";
+  for (unsigned char c : text) {
+    if (c == '"' || c == '\\') {
+      literal += '\\';
+      literal += c;
+    } else if (c < 0x20 || c >= 0x7f) {
+      char octal[8];
+      std::snprintf(octal, sizeof(octal), "\\%03o", unsigned(c));
+      literal += octal;
+    } else {
+      literal += c;
+    }
+  }
+  return literal + "\"";
 }
 
 int64_t StageEmitter::addWeights(const std::string &bytes) {

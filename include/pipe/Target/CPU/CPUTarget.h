@@ -3,6 +3,8 @@
 #ifndef PIPE_TARGET_CPU_CPUTARGET_H
 #define PIPE_TARGET_CPU_CPUTARGET_H
 
+#include "pipe/Target/CUDA/CUDATarget.h"
+
 #include "mlir/IR/BuiltinOps.h"
 
 #include <string>
@@ -20,6 +22,11 @@ struct CPUTargetOptions {
   /// For a training program (a module with @update): the microbatches of
   /// one optimizer step.
   int64_t microbatches = 1;
+  /// Pipelines: every stage on the CPU target (`--target=cpu`, which
+  /// emulates GPU devices), or each stage on its device's (CUDA for GPUs).
+  bool allOnCPU = false;
+  /// Where to find nvcc for the CUDA stages.
+  CUDAToolchainOptions cuda;
 };
 
 /// Writes the program of `module` into `outDir`: `stage0/main.cpp`,
@@ -41,9 +48,12 @@ LogicalResult emitCPUProgram(ModuleOp module, llvm::StringRef outDir,
 /// reads), `stage<k>/weights.bin` and `weights.json`, and with `compile`
 /// the executable `stage<k>/stage<k>`; `plan.json`; the launcher `run`,
 /// which starts one process per stage with mpirun; and for training from
-/// an ONNX file, `model.onnx`. Nothing is left in `outDir` on failure.
-LogicalResult emitCPUPipeline(ModuleOp module, llvm::StringRef outDir,
-                              const CPUTargetOptions &options);
+/// an ONNX file, `model.onnx`. A stage on a GPU device (unless
+/// `allOnCPU`) is a CUDA stage instead: `stage<k>/main.cu` and its
+/// `fused.h`, built by nvcc for the device's architecture alone. Nothing
+/// is left in `outDir` on failure.
+LogicalResult emitPipeline(ModuleOp module, llvm::StringRef outDir,
+                           const CPUTargetOptions &options);
 
 } // namespace pipe
 } // namespace mlir

@@ -59,6 +59,9 @@ struct StageArtifacts {
   int64_t flops = 0;
 };
 
+/// `text` as a C++ string literal, quotes included.
+std::string cppString(StringRef text);
+
 /// Writes one function of a stage. Subclasses are the targets.
 class StageEmitter {
 public:

@@ -4,7 +4,9 @@
 // place of <cmath>'s exp, tanh and erf. libm's float functions are calls that
 // keep a loop scalar; these are branch-free inline code over arithmetic,
 // rounding and bit casts, which GCC vectorizes with the loop around them
-// (-O3 -march=native). The double overloads forward to <cmath>.
+// (-O3 -march=native). The double overloads forward to <cmath>. The CUDA
+// target's fused kernels call the same functions (PIPE_HOST_DEVICE), so a
+// fused step computes the same values on a GPU as on the CPU.
 //
 // Accuracy (float, checked against <cmath> in double by
 // unittests/RuntimeCPU/MathTest.cpp):
@@ -16,8 +18,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef PIPE_RUNTIME_CPU_MATH_H
-#define PIPE_RUNTIME_CPU_MATH_H
+#ifndef PIPE_RUNTIME_COMMON_MATH_H
+#define PIPE_RUNTIME_COMMON_MATH_H
+
+#include "HostDevice.h"
 
 #include <cmath>
 #include <cstdint>
@@ -29,7 +33,7 @@ namespace cpu {
 /// e^x: Cody-Waite reduction x = n ln2 + r with |r| <= ln2/2, a degree-6
 /// polynomial for e^r, and 2^n applied as two normal powers of two so that
 /// subnormal results come out right.
-inline float exp(float x) {
+PIPE_HOST_DEVICE inline float exp(float x) {
   // The smallest float whose e^x overflows (e^kHigh itself rounds to +inf
   // in the multiplication below), and where e^x rounds to 0.
   constexpr float kHigh = 88.72283935546875f;
@@ -60,7 +64,7 @@ inline float exp(float x) {
 
 /// tanh x: an odd polynomial for |x| < 0.625, where 1 - 2/(e^2x + 1) would
 /// cancel, and that form elsewhere.
-inline float tanh(float x) {
+PIPE_HOST_DEVICE inline float tanh(float x) {
   float a = std::fabs(x);
   float z = x * x;
   float p = -5.70498872745e-3f;
@@ -75,7 +79,7 @@ inline float tanh(float x) {
 
 /// erf x: its Maclaurin series in x^2 for |x| < 1 (truncation below 1e-8),
 /// and Abramowitz and Stegun 7.1.26, 1 - t P(t) e^(-x^2), elsewhere.
-inline float erf(float x) {
+PIPE_HOST_DEVICE inline float erf(float x) {
   float a = std::fabs(x);
   float z = x * x;
   // 2/sqrt(pi) * sum_k (-1)^k z^k / (k! (2k + 1)), k = 0..10.
@@ -131,11 +135,11 @@ double squaresAboutInDouble(const T *x, int64_t n, double mean) {
   });
 }
 
-inline double exp(double x) { return std::exp(x); }
-inline double tanh(double x) { return std::tanh(x); }
-inline double erf(double x) { return std::erf(x); }
+PIPE_HOST_DEVICE inline double exp(double x) { return std::exp(x); }
+PIPE_HOST_DEVICE inline double tanh(double x) { return std::tanh(x); }
+PIPE_HOST_DEVICE inline double erf(double x) { return std::erf(x); }
 
 } // namespace cpu
 } // namespace pipe_rt
 
-#endif // PIPE_RUNTIME_CPU_MATH_H
+#endif // PIPE_RUNTIME_COMMON_MATH_H
