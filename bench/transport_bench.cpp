@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Device.h"
+#include "StageTable.h"
 #include "Transport.h"
 
 #include <algorithm>
@@ -33,7 +34,7 @@ int main(int argc, char **argv) {
   std::string error;
   std::unique_ptr<Device> host = createHostDevice();
   std::unique_ptr<Transport> transport =
-      createMPITransport(argc, argv, *host, error);
+      createMPITransport(argc, argv, StageTable(), *host, error);
   if (!transport || transport->size() != 2) {
     std::fprintf(stderr, "transport_bench: run with two MPI ranks%s%s\n",
                  error.empty() ? "" : ": ", error.c_str());

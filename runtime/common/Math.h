@@ -5,8 +5,10 @@
 // keep a loop scalar; these are branch-free inline code over arithmetic,
 // rounding and bit casts, which GCC vectorizes with the loop around them
 // (-O3 -march=native). The double overloads forward to <cmath>. The CUDA
-// target's fused kernels call the same functions (PIPE_HOST_DEVICE), so a
-// fused step computes the same values on a GPU as on the CPU.
+// target's fused kernels call the same functions (PIPE_HOST_DEVICE): a
+// fused step evaluates the same expressions on a GPU as on the CPU, equal
+// to rounding (nvcc contracts multiply-adds into FMAs; the host compiler
+// may or may not).
 //
 // Accuracy (float, checked against <cmath> in double by
 // unittests/RuntimeCPU/MathTest.cpp):

@@ -3,8 +3,9 @@
 // Part of the pipe runtime. The per-element arithmetic of SGD and Adam(W)
 // as torch.optim computes it (docs/training.md), shared by the CPU
 // kernels' loops and the CUDA kernels: both targets update a parameter
-// with the same operations in the same order. The per-step constants are
-// computed once, on the host, in double.
+// with the same operations in the same order (equal to rounding: nvcc
+// contracts multiply-adds into FMAs). The per-step constants are computed
+// once, on the host, in double.
 //
 //===----------------------------------------------------------------------===//
 

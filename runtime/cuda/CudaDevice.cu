@@ -177,9 +177,9 @@ Layout pipe_rt::cuda::broadcastLayout(const int64_t *shape, int rank,
   return layout;
 }
 
-std::unique_ptr<Device> pipe_rt::cuda::createDevice(int gpu,
+std::unique_ptr<Device> pipe_rt::cuda::createDevice(const StageTable &table,
                                                     std::string &error) {
-  int count = 0;
+  int gpu = table.gpu, count = 0;
   cudaError_t status = cudaGetDeviceCount(&count);
   if (status != cudaSuccess) {
     error = std::string("no usable CUDA GPU on this host: ") +
@@ -191,13 +191,30 @@ std::unique_ptr<Device> pipe_rt::cuda::createDevice(int gpu,
             ", and this host has " + std::to_string(count);
     return nullptr;
   }
+  // Machine code for sm_XY runs on GPUs of major X and minor Y or later.
+  cudaDeviceProp properties;
+  if ((status = cudaGetDeviceProperties(&properties, gpu)) != cudaSuccess) {
+    error = "cannot query GPU " + std::to_string(gpu) + ": " +
+            cudaGetErrorString(status);
+    return nullptr;
+  }
+  if (properties.major != table.arch / 10 ||
+      properties.minor < table.arch % 10) {
+    error = "this stage is built for sm_" + std::to_string(table.arch) + " (" +
+            table.kind + "), and GPU " + std::to_string(gpu) +
+            " of this host is " + properties.name + " (sm_" +
+            std::to_string(properties.major * 10 + properties.minor) +
+            "); give the device's \"gpu\" in the cluster file";
+    return nullptr;
+  }
   if ((status = cudaSetDevice(gpu)) != cudaSuccess ||
       (status = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking)) !=
           cudaSuccess ||
       (status = cudaMalloc(reinterpret_cast<void **>(&indexSlot),
                            sizeof(*indexSlot))) != cudaSuccess ||
-      (status = cudaMemset(indexSlot, 0xff, sizeof(*indexSlot))) !=
-          cudaSuccess) {
+      (status = cudaMemsetAsync(indexSlot, 0xff, sizeof(*indexSlot), stream)) !=
+          cudaSuccess ||
+      (status = cudaStreamSynchronize(stream)) != cudaSuccess) {
     error = "cannot start GPU " + std::to_string(gpu) + ": " +
             cudaGetErrorString(status);
     return nullptr;

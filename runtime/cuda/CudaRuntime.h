@@ -9,6 +9,7 @@
 #define PIPE_RUNTIME_CUDA_CUDARUNTIME_H
 
 #include "Device.h"
+#include "StageTable.h"
 #include "Transport.h"
 
 #include <memory>
@@ -17,9 +18,18 @@
 namespace pipe_rt {
 namespace cuda {
 
-/// GPU `gpu` of this host, with the stage's compute stream; null with
-/// `error` set where there is no such GPU or no usable driver.
-std::unique_ptr<Device> createDevice(int gpu, std::string &error);
+/// GPU `table.gpu` of this host, with the stage's compute stream; null
+/// with `error` set where there is no such GPU, no usable driver, or the
+/// GPU cannot run code built for `table.arch`.
+std::unique_ptr<Device> createDevice(const StageTable &table,
+                                     std::string &error);
+
+/// The transport of a CUDA stage: NCCL to the stages of `table.ncclPeers`
+/// (on other GPUs), MPI staged through host memory to the others
+/// (NcclTransport.cu).
+std::unique_ptr<Transport> createTransport(int &argc, char **&argv,
+                                           const StageTable &table,
+                                           Device &device, std::string &error);
 
 } // namespace cuda
 } // namespace pipe_rt

@@ -111,7 +111,9 @@ __global__ void padCopy(const E *x, PadAxes axes, PadMode mode, E value,
       }
       offset += (axes.first[d] + at) * axes.stride[d];
     }
-    y[i] = outside ? value : x[offset];
+    // Reflect and edge over an empty crop have nothing to copy: zeros, as
+    // the CPU kernel.
+    y[i] = !outside ? x[offset] : mode == PadMode::Constant ? value : E(0);
   }
 }
 
@@ -151,6 +153,17 @@ void runBlockCopy(const void *x, int64_t fromExtent, int64_t fromStart, void *y,
         toExtent, toStart, extent, inner, count);
   });
   checkLaunch("concat or split");
+}
+
+/// Checks the indices alone, for a gather with no elements to move.
+template <typename I>
+__global__ void checkIndices(int64_t extent, const I *indices,
+                             int64_t numIndices, unsigned long long *slot) {
+  for (int64_t n : GridStride(numIndices)) {
+    int64_t index = int64_t(indices[n]);
+    if (index < -extent || index >= extent)
+      atomicMin(slot, static_cast<unsigned long long>(n));
+  }
 }
 
 template <typename E, typename I>
@@ -307,6 +320,10 @@ bool gather(const void *data, const int64_t *dataShape, int rank, int64_t axis,
           static_cast<const E *>(data), dataShape[axis], inner, indices,
           numIndices, count, static_cast<E *>(y), indexErrorSlot());
     });
+    checkLaunch("gather");
+  } else if (numIndices > 0) {
+    checkIndices<<<gridFor(numIndices), kBlock, 0, computeStream()>>>(
+        dataShape[axis], indices, numIndices, indexErrorSlot());
     checkLaunch("gather");
   }
   return readIndexError(badIndex);

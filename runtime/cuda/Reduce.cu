@@ -35,17 +35,25 @@ __global__ void reduceBlocks(ReduceKind kind, const T *x, Layout kept,
       top = (v != v || v > top) ? v : top;
     }
     top = blockMax(top, shared);
+    // Over no elements: -inf (the lowest integer), as the CPU kernel.
     if (threadIdx.x == 0)
-      y[blockIdx.x] = count ? T(top) : std::numeric_limits<T>::lowest();
+      y[blockIdx.x] = count ? T(top)
+                      : std::numeric_limits<T>::has_infinity
+                          ? -std::numeric_limits<T>::infinity()
+                          : std::numeric_limits<T>::lowest();
     return;
   }
   Acc sum = 0;
   for (int64_t r = threadIdx.x; r < count; r += blockDim.x)
     sum += Acc(base[reduced.offsetOf(r)]);
   sum = blockSum(sum, shared);
+  // A mean over no elements is NaN (0 for integers), as the CPU kernel.
   if (threadIdx.x == 0)
-    y[blockIdx.x] =
-        kind == ReduceKind::Mean && count ? T(sum / Acc(count)) : T(sum);
+    y[blockIdx.x] = kind != ReduceKind::Mean ? T(sum)
+                    : count                  ? T(sum / Acc(count))
+                    : std::numeric_limits<T>::has_quiet_NaN
+                        ? std::numeric_limits<T>::quiet_NaN()
+                        : T(0);
 }
 
 /// Records `position` as an out-of-range label or index.

@@ -58,9 +58,12 @@ public:
 /// The host's memory and cores: the device of CPU stages.
 std::unique_ptr<Device> createHostDevice();
 
-/// How a stage's main() makes its device (the host when it gives none).
-/// `gpu` is the index of the GPU the plan gives the stage on its host.
-using DeviceFactory = std::unique_ptr<Device> (*)(int gpu, std::string &error);
+struct StageTable;
+
+/// How a stage's main() makes the device of the stage `table` describes
+/// (the host when it gives none).
+using DeviceFactory = std::unique_ptr<Device> (*)(const StageTable &table,
+                                                  std::string &error);
 
 /// A tensor's storage on a device. Movable, not copyable.
 class DeviceBuffer {

@@ -124,9 +124,9 @@ private:
 };
 } // namespace
 
-std::unique_ptr<Transport> pipe_rt::createMPITransport(int &argc, char **&argv,
-                                                       Device &device,
-                                                       std::string &error) {
+std::unique_ptr<Transport>
+pipe_rt::createMPITransport(int &argc, char **&argv, const StageTable &table,
+                            Device &device, std::string &error) {
   int provided = 0;
   if (MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided) !=
       MPI_SUCCESS) {

@@ -49,7 +49,7 @@ struct Options {
   std::string inputs, outputs, weights, metrics, savePath, modelPath, trace;
   long steps = 1, bench = 0;
   int threads = 0;
-  bool checkInputs = false;
+  bool checkInputs = false, checkDevice = false;
 };
 
 class StageRunner {
@@ -186,6 +186,8 @@ void StageRunner::parseOptions(int argc, char **argv) {
       options.trace = value(i);
     else if (name == "--check-inputs")
       options.checkInputs = true;
+    else if (name == "--check-device")
+      options.checkDevice = true;
     else if (name == "--steps" || name == "--threads" || name == "--bench") {
       std::string text = value(i);
       long number =
@@ -656,10 +658,12 @@ int StageRunner::run(int argc, char **argv) {
   if (!options.savePath.empty() && !parentExists(options.savePath))
     fail("cannot write '" + options.savePath + "': its folder does not exist");
   int64_t held = readInputs();
-  // A stage whose device is missing fails with the inputs' check, before
-  // the launcher starts any process.
+  if (options.checkInputs && !options.checkDevice)
+    return 0;
+  // With --check-device, a stage whose device is missing fails with the
+  // inputs' check, before the launcher starts any process.
   std::string error;
-  device = createDevice ? createDevice(table.gpu, error) : createHostDevice();
+  device = createDevice ? createDevice(table, error) : createHostDevice();
   if (!device)
     fail(error);
   if (options.checkInputs)
@@ -672,7 +676,7 @@ int StageRunner::run(int argc, char **argv) {
     transport = createLocalTransport();
   else if (!createTransport)
     fail("a stage of a pipeline needs a transport");
-  else if (!(transport = createTransport(argc, argv, *device, error)))
+  else if (!(transport = createTransport(argc, argv, table, *device, error)))
     fail(error);
   if (transport->rank() != table.index || transport->size() != table.numStages)
     fail("runs as MPI rank " + std::to_string(transport->rank()) + " of " +

@@ -9,10 +9,13 @@
 //
 //   stageK [--inputs DIR] [--outputs DIR] [--weights FILE] [--steps N]
 //          [--metrics FILE] [--save-onnx FILE] [--model FILE]
-//          [--threads N] [--trace FILE] [--bench N] [--check-inputs]
+//          [--threads N] [--trace FILE] [--bench N]
+//          [--check-inputs [--check-device]]
 //
 // `--check-inputs` checks the inputs and exits without starting MPI, so
-// the launcher rejects bad inputs before any process starts. `--trace`
+// the launcher rejects bad inputs before any process starts; with
+// `--check-device` (the launcher's on one host) it also starts the stage's
+// device, so a missing GPU fails there too. `--trace`
 // writes the measured timeline of every stage (its steps, and its waits for
 // transfers on a track of their own) as one Chrome trace, in the format of
 // the planner's simulated timeline. `--bench N` (inference) times N more

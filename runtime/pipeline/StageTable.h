@@ -91,8 +91,12 @@ struct StageTable {
   int index = 0, numStages = 1;
   /// The device of the cluster it stands for, and its kind (for messages).
   const char *device = "", *kind = "";
-  /// The index of its GPU on its host (a CUDA stage's).
-  int gpu = 0;
+  /// A CUDA stage's GPU: its index on the stage's host, and the
+  /// architecture the stage's code is built for (80 for sm_80).
+  int gpu = 0, arch = 0;
+  /// The stages it exchanges tensors with over NCCL (CUDA stages on other
+  /// GPUs); every other peer is reached over MPI.
+  std::vector<int> ncclPeers;
   bool training = false;
   /// Microbatches per training step (the program's).
   int64_t microbatches = 1;

@@ -29,6 +29,7 @@
 namespace pipe_rt {
 
 class Device;
+struct StageTable;
 
 /// One send or receive of a group.
 struct Message {
@@ -69,14 +70,18 @@ public:
 /// tag, so MPI's non-overtaking rule keeps each direction in order.
 /// Initializes MPI; the transport's end finalizes it (MPITransport.cpp, in
 /// its own library, which only pipelines of several stages link).
-/// Its messages are in host memory (`device` is the host).
+/// For a stage whose device is not the host, it stages its messages
+/// through host memory (createStagedTransport).
 std::unique_ptr<Transport> createMPITransport(int &argc, char **&argv,
+                                              const StageTable &table,
                                               Device &device,
                                               std::string &error);
 
-/// How a stage's main() makes its transport. The messages' data is in
-/// the memory of `device`, the stage's.
+/// How a stage's main() makes its transport for the stage `table`
+/// describes. The messages' data is in the memory of `device`, the
+/// stage's.
 using TransportFactory = std::unique_ptr<Transport> (*)(int &argc, char **&argv,
+                                                        const StageTable &table,
                                                         Device &device,
                                                         std::string &error);
 
@@ -84,8 +89,8 @@ using TransportFactory = std::unique_ptr<Transport> (*)(int &argc, char **&argv,
 /// `device`: each group's sends are copied to the host before they are
 /// posted, and its receives to the device once they arrive. Host copies
 /// of sends stay until the sends complete.
-std::unique_ptr<Transport> createStagedTransport(
-    std::unique_ptr<Transport> inner, Device &device);
+std::unique_ptr<Transport>
+createStagedTransport(std::unique_ptr<Transport> inner, Device &device);
 
 /// The transport of a pipeline of one stage, which has no peers.
 std::unique_ptr<Transport> createLocalTransport();

@@ -488,3 +488,34 @@ TEST(ClusterFile, HostCPUDefault) {
 }
 
 } // namespace
+
+/// A GPU's index on its host: the cluster file's "gpu", or by default the
+/// host's GPU devices numbered in order; CPUs have none.
+TEST(ClusterFile, GPUsOfAHostAreNumberedInOrder) {
+  llvm::Expected<Cluster> cluster = parseCluster(R"({"devices": [
+      {"name": "a", "kind": "A100-80GB", "host": "n0"},
+      {"name": "c", "kind": "cpu", "host": "n0", "cores": 4, "memory_gb": 8},
+      {"name": "b", "kind": "T4", "host": "n0"},
+      {"name": "d", "kind": "T4", "host": "n1"},
+      {"name": "e", "kind": "H100-SXM", "host": "n0", "gpu": 0}]})",
+                                                 "cluster.json");
+  ASSERT_TRUE(static_cast<bool>(cluster))
+      << llvm::toString(cluster.takeError());
+  std::vector<int> gpus;
+  for (const Device &device : cluster->devices)
+    gpus.push_back(device.gpu);
+  // e shares a's GPU.
+  EXPECT_EQ(gpus, (std::vector<int>{0, -1, 1, 0, 0}));
+
+  EXPECT_NE(errorOf(R"({"devices": [{"name": "c", "kind": "cpu", "cores": 2,
+                                     "memory_gb": 8, "gpu": 0}]})")
+                .find("device 0 (c): 'gpu' is a GPU's index on its host; "
+                      "'cpu' is a CPU"),
+            std::string::npos);
+  EXPECT_NE(errorOf(R"({"devices": [{"name": "a", "kind": "T4", "gpu": -1}]})")
+                .find("'gpu' must be a whole number from 0 to 1023"),
+            std::string::npos);
+  EXPECT_NE(errorOf(R"({"devices": [{"name": "a", "kind": "T4", "gpu": 1.5}]})")
+                .find("'gpu' must be a whole number from 0 to 1023"),
+            std::string::npos);
+}

@@ -86,7 +86,8 @@ public:
 };
 int SeparateDevice::copies = 0;
 
-std::unique_ptr<Device> createSeparateDevice(int, std::string &) {
+std::unique_ptr<Device> createSeparateDevice(const StageTable &,
+                                             std::string &) {
   return std::make_unique<SeparateDevice>();
 }
 
@@ -121,6 +122,7 @@ bool update(char *, char *weights, const void *const *in, void *const *,
             int64_t, std::string &) {
   expectDeviceMemory(in[0]);
   // The step number is a host scalar on every device.
+  EXPECT_FALSE(SeparateDevice::owns(in[1]));
   EXPECT_GE(*static_cast<const int64_t *>(in[1]), 1);
   const float *grad = static_cast<const float *>(in[0]);
   float *w = reinterpret_cast<float *>(weights);
@@ -227,7 +229,7 @@ TEST(MPITransport, OneRankExchangesWithItself) {
   std::string error;
   std::unique_ptr<Device> host = createHostDevice();
   std::unique_ptr<Transport> transport =
-      createMPITransport(argc, argv, *host, error);
+      createMPITransport(argc, argv, StageTable(), *host, error);
   ASSERT_TRUE(transport) << error;
   ASSERT_EQ(transport->size(), 1);
   std::vector<float> sent = {1.5f, -2.0f, 3.25f}, received(3, 0.0f);

@@ -107,6 +107,10 @@ struct Device {
   std::string name;
   std::string host;
   DeviceSpec spec;
+  /// A GPU's index on its host (the cluster file's "gpu"; by default the
+  /// GPU devices of a host take 0, 1, 2, ... in order); -1 for a CPU. Two
+  /// devices with the same host and gpu share one GPU.
+  int gpu = -1;
 };
 
 /// The devices of a run and the links between them.

@@ -33,7 +33,7 @@ llvm::json::Object mlir::pipe::planToJSON(const PlanResult &result,
     const StageMemory &memory = cost.memory;
     optimizerMs = std::max(optimizerMs, cost.optimizerMs);
     std::string arch = device.spec.isCPU() ? "cpu" : device.spec.arch();
-    stages.push_back(llvm::json::Object{
+    llvm::json::Object entry{
         {"index", int64_t(s)},
         {"device", device.name},
         {"kind", device.spec.kind},
@@ -64,7 +64,11 @@ llvm::json::Object mlir::pipe::planToJSON(const PlanResult &result,
         {"first_node", result.graph.layers[stage.begin].name},
         {"last_node", result.graph.layers[stage.end - 1].name},
         {"send_bytes", result.sendBytes[s]},
-        {"send_ms", result.sendMs[s]}});
+        {"send_ms", result.sendMs[s]}};
+    // A GPU's index on its host: the stage's process uses that GPU.
+    if (device.gpu >= 0)
+      entry["gpu"] = int64_t(device.gpu);
+    stages.push_back(std::move(entry));
   }
   // Every layer (cut candidate) with its work and the parameters it is the
   // first to read.
@@ -105,7 +109,7 @@ llvm::json::Object mlir::pipe::planToJSON(const PlanResult &result,
       {"backward_pricing", options.training ? result.backwardPricing : "none"},
       // Whether the stash is the compiled stages' (derived from the
       // gradient ops) or priced per layer.
-      {"stash_pricing", !options.training               ? "none"
+      {"stash_pricing", !options.training           ? "none"
                         : result.graph.derivedStash ? "derived"
                                                     : "per layer"},
       {"objective_gap_bound", plan.gapBound},

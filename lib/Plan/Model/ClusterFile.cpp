@@ -234,7 +234,7 @@ llvm::Expected<Device> DeviceReader::read() {
                                       "host",        "cores",
                                       "memory_gb",   "memory_bandwidth_gbps",
                                       "peak_tflops", "compute_capability",
-                                      "reserved_gb"};
+                                      "reserved_gb", "gpu"};
   Device device;
   std::optional<llvm::StringRef> name = object.getString("name");
   if (!name || name->empty())
@@ -341,6 +341,15 @@ llvm::Expected<Device> DeviceReader::read() {
                   "\"9.0a\", and only on a GPU");
     device.spec.computeCapability = text->str();
   }
+  if (const llvm::json::Value *value = object.get("gpu")) {
+    std::optional<int64_t> index = value->getAsInteger();
+    if (!index || *index < 0 || *index > 1023)
+      return fail("'gpu' must be a whole number from 0 to 1023");
+    if (device.spec.isCPU())
+      return fail("'gpu' is a GPU's index on its host; '" + device.spec.kind +
+                  "' is a CPU");
+    device.gpu = static_cast<int>(*index);
+  }
   if (const llvm::json::Value *value = object.get("peak_tflops")) {
     const llvm::json::Object *peaks = value->getAsObject();
     if (!peaks)
@@ -443,6 +452,16 @@ llvm::Expected<Cluster> mlir::pipe::parseCluster(llvm::StringRef text,
     if (cluster.find(device->name))
       return error(fileName, "two devices are called '" + device->name + "'");
     cluster.devices.push_back(std::move(*device));
+  }
+  // A GPU without "gpu" is its host's next: the GPU devices of a host take
+  // 0, 1, 2, ... in order.
+  llvm::StringMap<int> gpusOnHost;
+  for (Device &device : cluster.devices) {
+    if (device.spec.isCPU())
+      continue;
+    int next = gpusOnHost[device.host]++;
+    if (device.gpu < 0)
+      device.gpu = next;
   }
 
   if (const llvm::json::Value *value = root->get("links")) {

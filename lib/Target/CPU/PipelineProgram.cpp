@@ -29,6 +29,7 @@
 #include "llvm/Support/Program.h"
 
 #include <cstdio>
+#include <set>
 #include <unistd.h>
 
 using namespace mlir;
@@ -275,9 +276,12 @@ else
 fi
 model=()
 if [ -f "$here/model.onnx" ]; then model=(--model "$here/model.onnx"); fi
-# Bad inputs are rejected before any process starts.
+# Bad inputs are rejected before any process starts; on one host, so is a
+# missing or wrong GPU.
+check=(--check-inputs)
+if [ -z "$hostfile" ]; then check+=(--check-device); fi
 for ((k = 0; k < stages; k++)); do
-  "$here/stage$k/stage$k" --check-inputs --inputs "$inputs" "${model[@]}" "${args[@]}"
+  "$here/stage$k/stage$k" "${check[@]}" --inputs "$inputs" "${model[@]}" "${args[@]}"
 done
 if [ "$(id -u)" = 0 ]; then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -366,6 +370,25 @@ static LogicalResult compileStages(Location loc, StringRef folder,
   return result;
 }
 
+namespace {
+/// The GPU a stage's device is: its host, and its index there (plan.json's
+/// "gpu").
+struct GpuPlace {
+  std::string host;
+  int64_t gpu = 0;
+  bool operator!=(const GpuPlace &other) const {
+    return host != other.host || gpu != other.gpu;
+  }
+};
+} // namespace
+
+static GpuPlace gpuPlace(StagePlanAttr stage) {
+  GpuPlace place{stage.getHost().str(), 0};
+  if (auto gpu = stage.getReport().getAs<IntegerAttr>("gpu"))
+    place.gpu = gpu.getInt();
+  return place;
+}
+
 /// A CUDA stage's fused.h: the arithmetic of its fused steps, and their
 /// table, which tools and tests read.
 static std::string fusedHeader(const CUDAStageArtifacts &cuda) {
@@ -441,6 +464,8 @@ static LogicalResult emitStageFiles(StageOp stage, PlanAttr plan,
      << "  table.training = " << (plan.getTraining() ? "true" : "false")
      << ";\n"
      << "  table.microbatches = " << plan.getMicrobatches() << ";\n";
+  // The stages it exchanges tensors with.
+  std::set<int64_t> peers;
   for (StringRef name : {"forward", "backward", "update"}) {
     auto func = dyn_cast_or_null<func::FuncOp>(
         SymbolTable::lookupSymbolIn(stage, name));
@@ -460,6 +485,10 @@ static LogicalResult emitStageFiles(StageOp stage, PlanAttr plan,
       return failure();
     os << "  table." << name << ".run = stage_" << name << ";\n"
        << "  table." << name << ".args = ";
+    for (const std::vector<PortSpec> *ports : {&spec->args, &spec->results})
+      for (const PortSpec &port : *ports)
+        if (port.kind == "Recv" || port.kind == "Send")
+          peers.insert(port.peer);
     if (failed(writePortTable(os, loc, spec->args)))
       return failure();
     os << ";\n  table." << name << ".results = ";
@@ -486,11 +515,23 @@ static LogicalResult emitStageFiles(StageOp stage, PlanAttr plan,
   os << "};\n"
      << "  table.weightBytes = " << files.artifacts.weights.size() << ";\n"
      << "  table.arenaBytes = " << files.artifacts.arenaBytes << ";\n";
-  if (files.cuda)
-    os << "  table.prepare = prepareStage;\n"
-       << "  return runStage(table, argc, argv, createMPITransport, "
+  if (files.cuda) {
+    // NCCL joins CUDA stages on different GPUs; NCCL refuses two ranks on
+    // one GPU, so stages that share one, and CPU stages, go over MPI.
+    GpuPlace place = gpuPlace(stagePlan);
+    os << "  table.gpu = " << place.gpu << ";\n  table.arch = "
+       << StringRef(files.arch).drop_front(3).take_while(llvm::isDigit)
+       << ";\n  table.ncclPeers = {";
+    for (int64_t peer : peers) {
+      StagePlanAttr other = plan.getStage(peer);
+      if (!options.allOnCPU && other.getArch().getValue() != "cpu" &&
+          gpuPlace(other) != place)
+        os << peer << ", ";
+    }
+    os << "};\n  table.prepare = prepareStage;\n"
+       << "  return runStage(table, argc, argv, cuda::createTransport, "
           "cuda::createDevice);\n}\n";
-  else
+  } else
     os << "  return runStage(table, argc, argv, createMPITransport);\n}\n";
 
   llvm::raw_string_ostream src(files.source);

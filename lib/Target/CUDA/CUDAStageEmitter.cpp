@@ -25,6 +25,10 @@ static RankedTensorType typeOf(Value value) {
   return cast<RankedTensorType>(value.getType());
 }
 
+/// The most dimensions a tensor passed to a runtime kernel may have
+/// (kMaxRank in runtime/cuda/Cuda.h).
+static constexpr int64_t kMaxKernelRank = 8;
+
 namespace {
 /// One batch dimension of a matrix product: its extent and the stride of
 /// A, B and Y along it, in elements (0 where the operand broadcasts).
@@ -281,7 +285,8 @@ CUDAStageEmitter::targetCall(Operation *op) {
     // A bias of n elements added once is cuBLASLt's epilogue; any other C
     // is first broadcast into Y, which the product then adds to.
     bool bias = c && beta == 1.0 && typeOf(c).getNumElements() == n &&
-                typeOf(c).getRank() >= 1 && typeOf(c).getShape().back() == n;
+                typeOf(c).getRank() >= 1 && typeOf(c).getShape().back() == n &&
+                typeOf(gemm).getElementType().isF32();
     FailureOr<std::string> site =
         gemmSite(op, m, n, k, gemm.getTransA(), gemm.getTransB(), {}, bias);
     if (failed(site))
@@ -302,6 +307,15 @@ CUDAStageEmitter::targetCall(Operation *op) {
           BatchNormTrainOp, BatchNormTrainGradOp, InstanceNormOp>(op))
     return op->emitError("'")
            << op->getName() << "' is not supported by the CUDA target yet";
+  // The runtime's kernels take shapes of up to kMaxRank dimensions
+  // (runtime/cuda/Cuda.h).
+  for (Type type :
+       llvm::concat<Type>(op->getOperandTypes(), op->getResultTypes()))
+    if (auto tensor = dyn_cast<RankedTensorType>(type);
+        tensor && tensor.getRank() > kMaxKernelRank)
+      return op->emitError("the CUDA target's kernels take tensors of up to ")
+             << kMaxKernelRank << " dimensions; this op has one of "
+             << tensor.getRank();
   return std::optional<std::string>();
 }
 

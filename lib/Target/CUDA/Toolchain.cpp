@@ -26,7 +26,7 @@ using namespace mlir::pipe;
 
 /// The runtime's CUDA sources every stage compiles.
 static const char *const kRuntimeSources[] = {
-    "CudaDevice.cu", "DataMovement.cu", "Gemm.cu",
+    "CudaDevice.cu", "DataMovement.cu", "Gemm.cu",   "NcclTransport.cu",
     "Norm.cu",       "Optimizer.cu",    "Reduce.cu",
 };
 
@@ -118,7 +118,9 @@ mlir::pipe::findCUDAToolchain(Location loc, int64_t stage, StringRef device,
       diag << ": CUDA 13 dropped Volta; a V100 stage needs a CUDA 12 nvcc "
               "(give it with --nvcc)";
     else
-      diag << "; it builds "
+      diag << " (give the device's compute_capability in the cluster file, "
+              "another nvcc with --nvcc, or emulate the GPU on the CPU with "
+              "--target=cpu); it builds "
            << llvm::join(llvm::map_range(info.archs,
                                          [](int number) {
                                            return "sm_" +
@@ -161,7 +163,7 @@ mlir::pipe::cudaCompileCommand(const CUDAToolchain &toolchain, StringRef arch,
                  {"-o", binary.str(), PIPE_RUNTIME_MPI_LIBRARY,
                   PIPE_RUNTIME_PIPELINE_LIBRARY, PIPE_RUNTIME_ONNX_LIBRARY,
                   PIPE_RUNTIME_COMMON_LIBRARY, "-lonnx", "-lonnx_proto",
-                  "-lprotobuf", "-lcublasLt", "-lcudart"});
+                  "-lprotobuf", "-lcublasLt", "-lnccl", "-lcudart"});
   for (StringRef library : llvm::split(StringRef(PIPE_MPI_LIBRARIES), '|'))
     if (!library.empty())
       command.push_back(library.str());

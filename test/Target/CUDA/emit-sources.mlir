@@ -47,7 +47,7 @@ func.func @main(%x: tensor<4x8xf32> {pipe.name = "x"}) -> (tensor<4x16xf32> {pip
 // CHECK: kernels::GemmSite *const kGemmSites[] = {&stage_forwardData::[[GEMM]], &stage_forwardData::[[MATMUL]], nullptr};
 // CHECK: return kernels::prepareGemms(kGemmSites, 2, error);
 // CHECK: table.prepare = prepareStage;
-// CHECK: return runStage(table, argc, argv, createMPITransport, cuda::createDevice);
+// CHECK: return runStage(table, argc, argv, cuda::createTransport, cuda::createDevice);
 
 // FUSED: namespace pipe_rt {
 // FUSED: struct stage_forward_fused0 {
