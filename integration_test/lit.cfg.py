@@ -67,6 +67,10 @@ features = {
     "matplotlib": imports(python, "matplotlib"),
     "onnx-testdata": os.path.isdir("/usr/share/libonnx-testdata/data/node"),
     "cuobjdump": os.access(cuobjdump, os.X_OK),
+    # V100 stages: clang-22 and the CUDA 12 root of .cuda12.
+    "cuda12": os.access("/usr/lib/llvm-22/bin/clang++", os.X_OK) and
+              os.path.exists(os.path.join(config.pipe_src_root, ".cuda12",
+                                          "root", "version.json")),
 }
 for feature, available in features.items():
     if available:

@@ -25,6 +25,9 @@ PACKAGES=(
   python3-venv python3-pip
   # Plan and timeline pictures (python/render_plan.py)
   python3-matplotlib
+  # V100 (sm_70) stages: CUDA 13 cannot build Volta; clang compiles them
+  # against the CUDA 12 pieces below
+  clang-22
 )
 
 # Independent references from PyPI, pinned: a current onnx (version_converter
@@ -67,4 +70,38 @@ if [ "${#missing_pip[@]}" -gt 0 ]; then
   "$VENV/bin/python" -m pip install -q --disable-pip-version-check "${PIP_PACKAGES[@]}"
 else
   echo "install-deps: .venv has ${PIP_PACKAGES[*]}"
+fi
+
+# CUDA 12 for V100 (sm_70) stages, which CUDA 13 cannot build: PyPI's
+# wheels hold ptxas and libdevice, the runtime, cuBLASLt and NCCL (2.28.9,
+# the CUDA 13 install's version) but no nvcc; clang-22 compiles against the
+# CUDA root assembled from them in .cuda12/root (docs/cuda-target.md).
+CUDA12_WHEELS=(nvidia-cuda-nvcc-cu12==12.9.86 nvidia-cuda-runtime-cu12==12.9.79
+               nvidia-cublas-cu12==12.9.1.4 nvidia-nccl-cu12==2.28.9)
+CUDA12="$(cd "$(dirname "$0")/.." && pwd)/.cuda12"
+stamp="${CUDA12_WHEELS[*]}"
+if [ "$(cat "$CUDA12/root/.wheels" 2>/dev/null)" = "$stamp" ]; then
+  echo "install-deps: .cuda12 has ${CUDA12_WHEELS[*]}"
+else
+  echo "install-deps: installing ${CUDA12_WHEELS[*]} into .cuda12"
+  rm -rf "$CUDA12"
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-deps \
+    --target "$CUDA12/wheels" "${CUDA12_WHEELS[@]}"
+  wheels="$CUDA12/wheels/nvidia"
+  root="$CUDA12/root"
+  mkdir -p "$root/bin" "$root/include" "$root/lib64"
+  ln -s "$wheels/cuda_nvcc/bin/ptxas" "$root/bin/ptxas"
+  ln -s "$wheels/cuda_nvcc/nvvm" "$root/nvvm"
+  for part in cuda_runtime cuda_nvcc cublas nccl; do
+    for entry in "$wheels/$part/include/"*; do
+      [ -e "$root/include/$(basename "$entry")" ] || ln -s "$entry" "$root/include/"
+    done
+  done
+  for library in cuda_runtime/lib/libcudart.so.12 cublas/lib/libcublasLt.so.12 \
+                 nccl/lib/libnccl.so.2; do
+    ln -s "$wheels/$library" "$root/lib64/"
+    ln -s "$(basename "$library")" "$root/lib64/$(basename "$library" | sed 's/\.so\..*/.so/')"
+  done
+  echo '{"cuda": {"name": "CUDA SDK", "version": "12.9.1"}}' > "$root/version.json"
+  echo "$stamp" > "$root/.wheels"
 fi

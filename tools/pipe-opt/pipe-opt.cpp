@@ -63,6 +63,13 @@ static llvm::cl::opt<std::string> targetKind(
                    "cuda (as auto, and every stage must be on a GPU)"),
     llvm::cl::init("auto"), llvm::cl::cat(compileCategory));
 
+static llvm::cl::opt<std::string> cuda12Root(
+    "cuda12-root",
+    llvm::cl::desc("The CUDA 12 root clang builds V100 (sm_70) stages "
+                   "against (default: $PIPE_CUDA12_ROOT, or the .cuda12/root "
+                   "scripts/install-deps.sh assembles)"),
+    llvm::cl::cat(compileCategory));
+
 static llvm::cl::opt<std::string> nvccPath(
     "nvcc",
     llvm::cl::desc("The nvcc that builds CUDA stages (default: "
@@ -522,6 +529,7 @@ static int compileProgram(std::unique_ptr<llvm::MemoryBuffer> input,
   target.microbatches = microbatches;
   target.allOnCPU = targetKind == "cpu";
   target.cuda.nvcc = nvccPath;
+  target.cuda.cuda12Root = cuda12Root;
   if (!pipeline) {
     if (targetKind == "cuda") {
       llvm::errs() << inputPath

@@ -13,6 +13,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Config/llvm-config.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -88,6 +89,33 @@ static const NvccInfo &describeNvcc(const std::string &nvcc) {
   return info;
 }
 
+/// The CUDA 12 root for clang, and the version its version.json names;
+/// empty where there is none.
+static std::pair<std::string, std::string>
+findCUDA12Root(const CUDAToolchainOptions &options) {
+  std::string root = options.cuda12Root;
+  if (root.empty())
+    if (std::optional<std::string> fromEnv =
+            llvm::sys::Process::GetEnv("PIPE_CUDA12_ROOT"))
+      root = *fromEnv;
+  if (root.empty())
+    root = PIPE_CUDA12_ROOT;
+  auto json = llvm::MemoryBuffer::getFile(root + "/version.json");
+  if (!json || !llvm::sys::fs::can_execute(root + "/bin/ptxas"))
+    return {};
+  // {"cuda": {"name": "CUDA SDK", "version": "12.9.1"}}
+  StringRef text = (*json)->getBuffer();
+  size_t at = text.find("\"version\"");
+  std::string version;
+  if (at != StringRef::npos) {
+    StringRef rest = text.drop_front(at + 9).ltrim(" \t:\"");
+    version = rest.take_while([](char c) { return c != '"'; }).str();
+  }
+  if (!StringRef(version).starts_with("12."))
+    return {};
+  return {root, version};
+}
+
 FailureOr<CUDAToolchain>
 mlir::pipe::findCUDAToolchain(Location loc, int64_t stage, StringRef device,
                               StringRef kind, StringRef arch,
@@ -97,8 +125,45 @@ mlir::pipe::findCUDAToolchain(Location loc, int64_t stage, StringRef device,
             "' (" + kind + ", " + arch + ")")
         .str();
   };
+  int number = 0;
+  bool numbered =
+      arch.starts_with("sm_") && !arch.drop_front(3).getAsInteger(10, number);
   std::string nvcc = findNvcc(options);
-  if (nvcc.empty())
+  const NvccInfo *info = nvcc.empty() ? nullptr : &describeNvcc(nvcc);
+  if (info && numbered && info->archs.count(number)) {
+    CUDAToolchain toolchain;
+    toolchain.compiler = nvcc;
+    toolchain.name = "nvcc " + info->version;
+    toolchain.root =
+        llvm::sys::path::parent_path(llvm::sys::path::parent_path(nvcc)).str();
+    return toolchain;
+  }
+  // Volta, which CUDA 13 dropped: clang against a CUDA 12 root.
+  bool volta = numbered && number >= 70 && number < 75;
+  auto [root, version] = findCUDA12Root(options);
+  bool clang = llvm::sys::fs::can_execute(PIPE_CLANG);
+  if (volta && !root.empty() && clang) {
+    CUDAToolchain toolchain;
+    toolchain.compiler = PIPE_CLANG;
+    toolchain.name =
+        "clang " + std::to_string(LLVM_VERSION_MAJOR) + " + CUDA " + version;
+    toolchain.root = root;
+    toolchain.clang = true;
+    return toolchain;
+  }
+  if (volta)
+    return emitError(loc)
+           << where()
+           << ": CUDA 13 dropped Volta, so it needs CUDA 12: a CUDA 12 nvcc "
+              "(--nvcc), or clang ("
+           << (clang ? "found" : "missing: " PIPE_CLANG)
+           << ") against a CUDA 12 root ("
+           << (root.empty() ? "missing: scripts/install-deps.sh assembles "
+                              "one in .cuda12/root; --cuda12-root names "
+                              "another"
+                            : "found")
+           << ")";
+  if (!info)
     return emitError(loc) << where() << ", a GPU, and no nvcc was found"
                           << (options.nvcc.empty()
                                   ? " (looked in $CUDA_PATH/bin, " PIPE_NVCC
@@ -106,59 +171,57 @@ mlir::pipe::findCUDAToolchain(Location loc, int64_t stage, StringRef device,
                                   : " at '" + options.nvcc + "'")
                           << "; install the CUDA toolkit, give --nvcc, or "
                              "emulate the GPU on the CPU with --target=cpu";
-  const NvccInfo &info = describeNvcc(nvcc);
-  int number = 0;
-  if (!arch.starts_with("sm_") || arch.drop_front(3).getAsInteger(10, number) ||
-      !info.archs.count(number)) {
-    InFlightDiagnostic diag =
-        emitError(loc) << where() << ", and the CUDA "
-                       << (info.version.empty() ? "" : info.version + " ")
-                       << "nvcc at '" << nvcc << "' cannot build " << arch;
-    if (arch == "sm_70")
-      diag << ": CUDA 13 dropped Volta; a V100 stage needs a CUDA 12 nvcc "
-              "(give it with --nvcc)";
-    else
-      diag << " (give the device's compute_capability in the cluster file, "
-              "another nvcc with --nvcc, or emulate the GPU on the CPU with "
-              "--target=cpu); it builds "
-           << llvm::join(llvm::map_range(info.archs,
-                                         [](int number) {
-                                           return "sm_" +
-                                                  std::to_string(number);
-                                         }),
-                         ", ");
-    return diag;
-  }
-  CUDAToolchain toolchain;
-  toolchain.compiler = nvcc;
-  toolchain.name = "nvcc " + info.version;
-  toolchain.root =
-      llvm::sys::path::parent_path(llvm::sys::path::parent_path(nvcc)).str();
-  return toolchain;
+  return emitError(loc) << where() << ", and the CUDA "
+                        << (info->version.empty() ? "" : info->version + " ")
+                        << "nvcc at '" << nvcc << "' cannot build " << arch
+                        << " (give the device's compute_capability in the "
+                           "cluster file, another nvcc with --nvcc, or "
+                           "emulate the GPU on the CPU with --target=cpu); it "
+                           "builds "
+                        << llvm::join(llvm::map_range(info->archs,
+                                                      [](int number) {
+                                                        return "sm_" +
+                                                               std::to_string(
+                                                                   number);
+                                                      }),
+                                      ", ");
 }
 
 std::vector<std::string>
 mlir::pipe::cudaCompileCommand(const CUDAToolchain &toolchain, StringRef arch,
                                StringRef source, StringRef binary) {
   std::string number = arch.drop_front(3).str();
-  std::vector<std::string> command = {toolchain.compiler,
-                                      "-std=c++17",
-                                      "-O3",
-                                      "--expt-relaxed-constexpr",
-                                      "-gencode",
-                                      "arch=compute_" + number + ",code=sm_" +
-                                          number,
-                                      "-Xcompiler",
-                                      "-fopenmp",
-                                      "-I" PIPE_RUNTIME_SOURCE_DIR "/cuda",
-                                      "-I" PIPE_RUNTIME_SOURCE_DIR "/common",
-                                      "-I" PIPE_RUNTIME_SOURCE_DIR "/pipeline",
-                                      source.str()};
-  for (const char *file : kRuntimeSources)
-    command.push_back(std::string(PIPE_RUNTIME_SOURCE_DIR "/cuda/") + file);
+  std::vector<std::string> command = {toolchain.compiler};
+  if (toolchain.clang)
+    // Machine code for `arch` alone, no PTX; the classic offload driver,
+    // which needs no clang-linker-wrapper.
+    command.insert(command.end(),
+                   {"--no-offload-new-driver", "-x", "cuda",
+                    "--cuda-path=" + toolchain.root,
+                    "--ptxas-path=" + toolchain.root + "/bin/ptxas",
+                    "--cuda-gpu-arch=" + arch.str(),
+                    "--no-cuda-include-ptx=all", "-Wno-unknown-cuda-version",
+                    "-fopenmp=libgomp"});
+  else
+    command.insert(command.end(),
+                   {"--expt-relaxed-constexpr", "-gencode",
+                    "arch=compute_" + number + ",code=sm_" + number,
+                    "-Xcompiler", "-fopenmp"});
+  command.insert(command.end(),
+                 {"-std=c++17", "-O3", "-I" PIPE_RUNTIME_SOURCE_DIR "/cuda",
+                  "-I" PIPE_RUNTIME_SOURCE_DIR "/common",
+                  "-I" PIPE_RUNTIME_SOURCE_DIR "/pipeline"});
   for (StringRef dir : llvm::split(StringRef(PIPE_MPI_INCLUDE_DIRS), '|'))
     if (!dir.empty())
       command.push_back(("-I" + dir).str());
+  command.push_back(source.str());
+  for (const char *file : kRuntimeSources)
+    command.push_back(std::string(PIPE_RUNTIME_SOURCE_DIR "/cuda/") + file);
+  // What follows is linked, not compiled as CUDA.
+  if (toolchain.clang)
+    command.insert(command.end(),
+                   {"-x", "none", "-L" + toolchain.root + "/lib64",
+                    "-Wl,-rpath," + toolchain.root + "/lib64"});
   command.insert(command.end(),
                  {"-o", binary.str(), PIPE_RUNTIME_MPI_LIBRARY,
                   PIPE_RUNTIME_PIPELINE_LIBRARY, PIPE_RUNTIME_ONNX_LIBRARY,

@@ -45,6 +45,10 @@ LogicalResult emitCUDAStage(func::FuncOp func, StringRef name,
 struct CUDAToolchainOptions {
   /// nvcc; empty: $CUDA_PATH/bin/nvcc, the build's nvcc, then PATH.
   std::string nvcc;
+  /// The CUDA 12 root clang builds Volta (sm_70) stages against; empty:
+  /// $PIPE_CUDA12_ROOT, then the .cuda12/root scripts/install-deps.sh
+  /// assembles.
+  std::string cuda12Root;
 };
 
 /// The compiler that builds a stage for one GPU architecture.
@@ -53,6 +57,9 @@ struct CUDAToolchain {
   std::string compiler, name;
   /// The CUDA installation it belongs to (its include and lib64).
   std::string root;
+  /// clang compiling CUDA against `root` (Volta, which nvcc 13 dropped),
+  /// rather than nvcc.
+  bool clang = false;
 };
 
 /// The toolchain that builds `arch` ("sm_80") for stage `stage` on
