@@ -158,3 +158,53 @@ TEST(Transfer, LatencyPlusBandwidth) {
 }
 
 } // namespace
+
+/// A run of elementwise ops is priced as the targets run it: one fused
+/// step that reads each outside operand once, writes its last result, and
+/// launches once.
+TEST(StepCosts, FusedElementwiseRunsAreOneKernel) {
+  MLIRContext context;
+  context.loadDialect<PipeDialect, func::FuncDialect>();
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(R"mlir(
+func.func @f(%x: tensor<256xf32>, %b: tensor<256xf32>) -> (tensor<256xf32>, tensor<256xf32>) {
+  %0 = pipe.add %x, %b : tensor<256xf32>, tensor<256xf32>
+  %1 = pipe.relu %0 : tensor<256xf32>
+  %2 = pipe.tanh %1 : tensor<256xf32>
+  %3 = pipe.softmax %2 axis 0 : tensor<256xf32>
+  %4 = pipe.exp %3 : tensor<256xf32>
+  return %4, %3 : tensor<256xf32>, tensor<256xf32>
+}
+)mlir",
+                                                             &context);
+  ASSERT_TRUE(module);
+  Block &body = module->lookupSymbol<func::FuncOp>("f").getBody().front();
+  llvm::DenseMap<Operation *, OpCost> costs = estimateStepCosts(body);
+  SmallVector<Operation *> ops;
+  for (Operation &op : body.without_terminator())
+    ops.push_back(&op);
+  ASSERT_EQ(costs.size(), ops.size());
+  const int64_t bytes = 256 * 4;
+  // add, relu, tanh: one step.
+  EXPECT_TRUE(costs[ops[0]].launches);
+  EXPECT_EQ(costs[ops[0]].bytesRead, 2 * bytes);
+  EXPECT_EQ(costs[ops[0]].bytesWritten, 0);
+  EXPECT_FALSE(costs[ops[1]].launches);
+  EXPECT_EQ(costs[ops[1]].bytesRead, 0);
+  EXPECT_EQ(costs[ops[1]].bytesWritten, 0);
+  EXPECT_FALSE(costs[ops[2]].launches);
+  EXPECT_EQ(costs[ops[2]].bytesRead, 0);
+  EXPECT_EQ(costs[ops[2]].bytesWritten, bytes);
+  // softmax is a kernel of its own; exp alone is a step of one op.
+  EXPECT_TRUE(costs[ops[3]].launches);
+  EXPECT_EQ(costs[ops[3]].bytesRead, estimateOpCost(ops[3]).bytesRead);
+  EXPECT_TRUE(costs[ops[4]].launches);
+  EXPECT_EQ(costs[ops[4]].bytesRead, bytes);
+  EXPECT_EQ(costs[ops[4]].bytesWritten, bytes);
+  // The fused ops pay no launch: on a GPU, 5 us less each.
+  DeviceSpec gpu = *lookupDeviceKind("H100-SXM");
+  OpCost launched = costs[ops[2]];
+  launched.launches = true;
+  EXPECT_NEAR(estimateOpTimeMs(launched, gpu, Precision::FP32) -
+                  estimateOpTimeMs(costs[ops[2]], gpu, Precision::FP32),
+              5e-3, 1e-12);
+}

@@ -11,7 +11,9 @@
 
 #include "pipe/Plan/Cluster.h"
 
+#include "mlir/IR/Block.h"
 #include "mlir/IR/Operation.h"
+#include "llvm/ADT/DenseMap.h"
 
 namespace mlir {
 namespace pipe {
@@ -25,10 +27,20 @@ struct OpCost {
   /// Whether the op is a contraction (matmul, gemm, conv) that runs on
   /// tensor cores / BLAS at the device's compute peak.
   bool contraction = false;
+  /// Whether the op starts a kernel (a loop) of its own: not the ops after
+  /// the first of a fused elementwise step, which pay no launch.
+  bool launches = true;
 };
 
 /// Counts the FLOPs and bytes of `op` from its types and attributes.
 OpCost estimateOpCost(Operation *op);
+
+/// The cost of every op of `block` as the targets run it: a run of
+/// elementwise ops that fuses into one step (groupSteps, as both targets
+/// fuse) reads each operand from outside the run once, writes only its
+/// last result, and starts one kernel. Parameter references, constants and
+/// the terminator are left out.
+llvm::DenseMap<Operation *, OpCost> estimateStepCosts(Block &block);
 
 /// The estimate of an op's backward pass when its gradient ops are not
 /// known: twice its forward pass. For a contraction that is exact: it
@@ -53,7 +65,7 @@ double peakTflops(const DeviceSpec &device, Precision precision);
 /// (a 256^3 GEMM) with the eighth root, to no less than 0.05; other ops
 /// reach 0.25 of the compute peak (no tensor cores); memory
 /// traffic reaches 0.80 of the bandwidth. A fixed launch overhead is added
-/// per op: 5 us on GPUs, 1 us on CPUs.
+/// per kernel (an op that `launches`): 5 us on GPUs, 1 us on CPUs.
 double estimateOpTimeMs(const OpCost &cost, const DeviceSpec &device,
                         Precision precision);
 

@@ -3,6 +3,7 @@
 #include "pipe/Plan/CostModel.h"
 
 #include "pipe/Dialect/Pipe/IR/PipeOps.h"
+#include "pipe/Target/Common/ElementwiseFusion.h"
 
 #include "llvm/Support/MathExtras.h"
 
@@ -27,6 +28,35 @@ OpCost mlir::pipe::estimateOpCost(Operation *op) {
   cost.bytesRead = operandBytes(op);
   cost.bytesWritten = resultBytes(op);
   return cost;
+}
+
+llvm::DenseMap<Operation *, OpCost>
+mlir::pipe::estimateStepCosts(Block &block) {
+  SmallVector<Operation *> ops;
+  for (Operation &op : block)
+    if (!isa<ParamRefOp, ConstantOp>(op) &&
+        !op.hasTrait<OpTrait::IsTerminator>())
+      ops.push_back(&op);
+  llvm::DenseMap<Operation *, OpCost> costs;
+  for (ArrayRef<Operation *> step : groupSteps(ops)) {
+    for (auto [index, op] : llvm::enumerate(step)) {
+      OpCost cost = estimateOpCost(op);
+      if (step.size() > 1) {
+        // Inside a fused step, a value computed by the step before is a
+        // register: only operands from outside the step are read, and only
+        // the last result is written.
+        cost.bytesRead = 0;
+        for (Value operand : op->getOperands())
+          if (index == 0 || operand.getDefiningOp() != step[index - 1])
+            cost.bytesRead += tensorBytes(operand.getType());
+        if (index + 1 != step.size())
+          cost.bytesWritten = 0;
+        cost.launches = index == 0;
+      }
+      costs[op] = cost;
+    }
+  }
+  return costs;
 }
 
 double mlir::pipe::peakTflops(const DeviceSpec &device, Precision precision) {
@@ -66,7 +96,7 @@ double mlir::pipe::estimateOpTimeMs(const OpCost &cost,
   double computeMs = cost.flops / (peak * 1e12 * efficiency) * 1e3;
   double memoryMs = double(cost.bytesRead + cost.bytesWritten) /
                     (device.memoryBandwidthGBps * 1e9 * 0.80) * 1e3;
-  double launchMs = device.isCPU() ? 1e-3 : 5e-3;
+  double launchMs = !cost.launches ? 0.0 : device.isCPU() ? 1e-3 : 5e-3;
   return std::max(computeMs, memoryMs) + launchMs;
 }
 

@@ -96,6 +96,9 @@ llvm::Expected<LayerGraph> mlir::pipe::buildLayerGraph(func::FuncOp func) {
   llvm::DenseMap<Value, unsigned> paramOfValue;
   std::string lastNode;
   unsigned unnamed = 0;
+  // Ops as the targets run them: fused elementwise steps.
+  llvm::DenseMap<Operation *, OpCost> stepCosts =
+      estimateStepCosts(func.getBody().front());
   for (Operation &op : func.getBody().front()) {
     if (isa<func::ReturnOp>(op))
       break;
@@ -150,7 +153,7 @@ llvm::Expected<LayerGraph> mlir::pipe::buildLayerGraph(func::FuncOp func) {
     unsigned layerIndex = graph.layers.size() - 1;
     PlanLayer &layer = graph.layers.back();
 
-    OpCost cost = estimateOpCost(&op);
+    OpCost cost = stepCosts.lookup(&op);
     if (cost.flops > kMaxModelFlops ||
         (modelFlops += cost.flops) > kMaxModelFlops)
       return tooLarge(describe(&op),
@@ -247,7 +250,8 @@ static void deriveStashReads(func::FuncOp main, StringAttr forward,
   // index: then what the forward pass computes is no longer known, and the
   // stash keeps its per-layer price.
   auto ret = cast<func::ReturnOp>(body.getTerminator());
-  if (ret.getNumOperands() == 0 || isGradient(ret.getOperand(0).getDefiningOp()))
+  if (ret.getNumOperands() == 0 ||
+      isGradient(ret.getOperand(0).getDefiningOp()))
     return;
   for (Operation &op : body.without_terminator())
     if (indexOf(&op) && llvm::any_of(op.getOperands(), [&](Value operand) {
@@ -407,6 +411,8 @@ llvm::Error mlir::pipe::deriveBackwardCosts(ModuleOp module, LayerGraph &graph,
 
   std::vector<llvm::SmallVector<OpCost>> backward(graph.layers.size());
   int64_t backwardFlops = 0;
+  llvm::DenseMap<Operation *, OpCost> stepCosts =
+      estimateStepCosts(main.getBody().front());
   for (Operation &op : main.getBody().front()) {
     if (op.hasAttr(forward) ||
         isa<func::ReturnOp, ParamRefOp, ConstantOp, ReshapeOp>(op))
@@ -415,7 +421,7 @@ llvm::Error mlir::pipe::deriveBackwardCosts(ModuleOp module, LayerGraph &graph,
     unsigned layer = it != graph.layerOfLocation.end()
                          ? it->second
                          : graph.layers.size() - 1;
-    OpCost cost = estimateOpCost(&op);
+    OpCost cost = stepCosts.lookup(&op);
     // The forward ops are within kMaxModelFlops; their gradients take about
     // twice as many.
     if (cost.flops > kMaxModelFlops ||
