@@ -4,6 +4,7 @@
 
 #include "Device.h"
 #include "OnnxSave.h"
+#include "Timeline.h"
 #include "Transport.h"
 
 #include <omp.h>
@@ -76,6 +77,8 @@ private:
   }
 
   void parseOptions(int argc, char **argv);
+  /// Waits for the device's work, or fails with what failed there.
+  void waitForDevice();
   /// Makes `buffer` `bytes` bytes on the stage's device, or fails.
   void hold(DeviceBuffer &buffer, int64_t bytes);
   void readWeights();
@@ -99,11 +102,9 @@ private:
   void trainStep(long step);
   void saveTrained();
   void writeOutputs();
-  /// Gathers every stage's timeline at stage 0, which writes the trace.
+  /// With --trace: gathers every stage's timeline at stage 0, which writes
+  /// the trace.
   void writeTrace();
-  /// Records [start, now) as an event of the timeline, with --trace.
-  void record(std::string name, bool transfer,
-              std::chrono::steady_clock::time_point start);
 
   const StageTable &table;
   TransportFactory createTransport;
@@ -132,8 +133,6 @@ private:
   std::vector<DeviceBuffer> &holdStash(int64_t microbatch);
   /// Gives back the stash of `microbatch` after its backward pass.
   void releaseStash(int64_t microbatch);
-  /// Records the stash held now as a counter of the timeline.
-  void recordStash();
   /// The sends not yet posted, by (phase, microbatch, send); the receive
   /// buffers of the current step.
   std::map<std::tuple<int, int64_t, int>, std::pair<const Port *, DeviceBuffer>>
@@ -155,10 +154,8 @@ private:
   int64_t stepNumber = 0;
   /// Inference outputs, by name.
   std::map<std::string, NpyArray> outputs;
-  /// With --trace: the events of the timeline, as JSON objects, and when
-  /// the stages started together.
-  std::string events;
-  std::chrono::steady_clock::time_point epoch;
+  /// With --trace: the measured timeline.
+  Timeline timeline;
 };
 } // namespace
 
@@ -376,13 +373,21 @@ void StageRunner::runStep(StepPhase phase, int64_t microbatch,
     }
   }
   std::string error;
+  // On a device whose work runs asynchronously, the step's span is its
+  // kernels': the inputs' copies finish before it starts, and it ends when
+  // its work has.
+  if (!device->isHost())
+    waitForDevice();
   auto start = std::chrono::steady_clock::now();
   bool ran = function.run(arena.data(), weights.data(), in.data(), out.data(),
                           inputRow, error);
-  record(phase == StepPhase::Update    ? std::string("update")
-         : phase == StepPhase::Forward ? "F" + std::to_string(microbatch)
-                                       : "B" + std::to_string(microbatch),
-         /*transfer=*/false, start);
+  if (!device->isHost())
+    waitForDevice();
+  timeline.record(phase == StepPhase::Update ? std::string("update")
+                  : phase == StepPhase::Forward
+                      ? "F" + std::to_string(microbatch)
+                      : "B" + std::to_string(microbatch),
+                  /*transfer=*/false, start);
   if (!ran)
     fail((table.training ? "step " + std::to_string(stepNumber) + ", " : "") +
          "microbatch " + std::to_string(inputRow) + ": " + error);
@@ -410,8 +415,12 @@ void StageRunner::runStep(StepPhase phase, int64_t microbatch,
     lossSum += port.dtype == DType::F64 ? wide : single;
   }
   if (!device->isHost())
-    if (std::string failure = device->synchronize(); !failure.empty())
-      fail(failure);
+    waitForDevice();
+}
+
+void StageRunner::waitForDevice() {
+  if (std::string failure = device->synchronize(); !failure.empty())
+    fail(failure);
 }
 
 std::vector<DeviceBuffer> &StageRunner::holdStash(int64_t microbatch) {
@@ -426,7 +435,7 @@ std::vector<DeviceBuffer> &StageRunner::holdStash(int64_t microbatch) {
     for (size_t i = 0; i < stashSizes.size(); ++i)
       hold(it->second[i], stashSizes[i]);
   }
-  recordStash();
+  timeline.stash(stashBytes * int64_t(stash.size()));
   return it->second;
 }
 
@@ -436,22 +445,7 @@ void StageRunner::releaseStash(int64_t microbatch) {
     return;
   spareStashes.push_back(std::move(it->second));
   stash.erase(it);
-  recordStash();
-}
-
-void StageRunner::recordStash() {
-  if (options.trace.empty())
-    return;
-  double now = std::chrono::duration<double, std::micro>(
-                   std::chrono::steady_clock::now() - epoch)
-                   .count();
-  char text[256];
-  std::snprintf(text, sizeof(text),
-                "{\"name\": \"stash of stage %d\", \"ph\": \"C\", "
-                "\"pid\": 0, \"ts\": %.3f, \"args\": {\"bytes\": %lld}},\n",
-                table.index, now,
-                static_cast<long long>(stashBytes * int64_t(stash.size())));
-  events += text;
+  timeline.stash(stashBytes * int64_t(stash.size()));
 }
 
 void StageRunner::postSend(StepPhase phase, int64_t microbatch, int send) {
@@ -472,7 +466,7 @@ void StageRunner::exchangePending(const std::vector<Message> &receives) {
   auto start = std::chrono::steady_clock::now();
   if (std::string error = transport->exchange(group); !error.empty())
     fail(error);
-  record("wait", /*transfer=*/true, start);
+  timeline.record("wait", /*transfer=*/true, start);
   // The last group's sends have completed: their buffers can go. This
   // group's travel while the stage computes.
   releaseSends();
@@ -488,7 +482,7 @@ void StageRunner::flushSends() {
   auto start = std::chrono::steady_clock::now();
   if (std::string error = transport->finishSends(); !error.empty())
     fail(error);
-  record("wait", /*transfer=*/true, start);
+  timeline.record("wait", /*transfer=*/true, start);
   releaseSends();
 }
 
@@ -566,80 +560,12 @@ void StageRunner::saveTrained() {
     fail("--save-onnx: " + error);
 }
 
-void StageRunner::record(std::string name, bool transfer,
-                         std::chrono::steady_clock::time_point start) {
-  if (options.trace.empty())
-    return;
-  auto micros = [&](std::chrono::steady_clock::time_point time) {
-    return std::chrono::duration<double, std::micro>(time - epoch).count();
-  };
-  double begin = micros(start), end = micros(std::chrono::steady_clock::now());
-  char text[256];
-  std::snprintf(text, sizeof(text),
-                "{\"name\": \"%s\", \"cat\": \"%s\", \"ph\": \"X\", "
-                "\"pid\": 0, \"tid\": %d, \"ts\": %.3f, \"dur\": %.3f},\n",
-                name.c_str(), transfer ? "transfer" : "compute",
-                transfer ? table.numStages + table.index : table.index, begin,
-                end - begin);
-  events += text;
-}
-
-/// `text` with what JSON strings escape escaped.
-static std::string jsonEscaped(const std::string &text) {
-  std::string escaped;
-  for (unsigned char c : text) {
-    if (c == '"' || c == '\\') {
-      escaped += '\\';
-      escaped += c;
-    } else if (c < 0x20) {
-      char code[8];
-      std::snprintf(code, sizeof(code), "\\u%04x", c);
-      escaped += code;
-    } else {
-      escaped += c;
-    }
-  }
-  return escaped;
-}
-
 void StageRunner::writeTrace() {
-  std::string header;
-  for (int track = 0; track < 2; ++track) {
-    int tid = track * table.numStages + table.index;
-    std::string name = jsonEscaped("stage " + std::to_string(table.index) +
-                                   ": " + table.device + " (" + table.kind +
-                                   ")" + (track ? " waits" : ""));
-    header += "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 0, "
-              "\"tid\": " +
-              std::to_string(tid) + ", \"args\": {\"name\": \"" + name +
-              "\"}},\n"
-              "{\"name\": \"thread_sort_index\", \"ph\": \"M\", "
-              "\"pid\": 0, \"tid\": " +
-              std::to_string(tid) +
-              ", \"args\": {\"sort_index\": " + std::to_string(tid) + "}},\n";
-  }
-  std::string mine = header + events;
-  std::vector<std::vector<char>> gathered;
-  if (std::string error = transport->gather(
-          std::vector<char>(mine.begin(), mine.end()), 0, gathered);
+  if (!timeline.enabled())
+    return;
+  if (std::string error = timeline.write(*transport, options.trace);
       !error.empty())
     fail("--trace: " + error);
-  if (table.index != 0)
-    return;
-  std::string temporary = options.trace + ".tmp";
-  std::FILE *file = std::fopen(temporary.c_str(), "w");
-  if (!file)
-    fail("cannot write the trace '" + options.trace + "'");
-  std::fputs("{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n", file);
-  for (const std::vector<char> &part : gathered)
-    std::fwrite(part.data(), 1, part.size(), file);
-  // A last event without a comma after it: the end of every stage.
-  std::fputs("{\"name\": \"end\", \"ph\": \"M\", \"pid\": 0, "
-             "\"args\": {}}\n]}\n",
-             file);
-  if (std::fclose(file) != 0 ||
-      std::rename(temporary.c_str(), options.trace.c_str()) != 0)
-    fail("cannot write the trace '" + options.trace + "'");
 }
 
 void StageRunner::writeOutputs() {
@@ -697,7 +623,8 @@ int StageRunner::run(int argc, char **argv) {
     fail("its inputs hold " + std::to_string(held) +
          " microbatches, another stage's " + std::to_string(available) +
          "; every input must hold as many");
-  epoch = std::chrono::steady_clock::now();
+  if (!options.trace.empty())
+    timeline.enable(table);
 
   if (!table.training) {
     for (const Port &port : table.forward.results)
@@ -750,8 +677,7 @@ int StageRunner::run(int argc, char **argv) {
         std::fflush(stdout);
       }
     }
-    if (!options.trace.empty())
-      writeTrace();
+    writeTrace();
     return 0;
   }
 
@@ -784,8 +710,7 @@ int StageRunner::run(int argc, char **argv) {
     fail("cannot write the metrics file '" + options.metrics + "'");
   if (!options.savePath.empty())
     saveTrained();
-  if (!options.trace.empty())
-    writeTrace();
+  writeTrace();
   return 0;
 }
 
