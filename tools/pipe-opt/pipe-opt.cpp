@@ -9,6 +9,7 @@
 #include "pipe/Dialect/Pipe/IR/PipeDialect.h"
 #include "pipe/Import/ONNX/ImportONNX.h"
 #include "pipe/Pipelines/Pipelines.h"
+#include "pipe/Plan/Cluster.h"
 #include "pipe/Plan/PlanDriver.h"
 #include "pipe/Target/CPU/CPUTarget.h"
 #include "pipe/Transforms/Passes.h"
@@ -541,6 +542,33 @@ static int compileProgram(std::unique_ptr<llvm::MemoryBuffer> input,
   }
   // Each stage's device's kind chooses its target.
   auto plan = (*module)->getAttrOfType<pipe::PlanAttr>(pipe::kPlanAttrName);
+  // The CUDA target computes in fp32 with TF32 off: a precision a GPU stage
+  // lacks is an error naming it, and any other than fp32 is not built yet.
+  if (targetKind != "cpu" && precision != pipe::Precision::FP32) {
+    StringRef name = precision == pipe::Precision::TF32   ? "tf32"
+                     : precision == pipe::Precision::BF16 ? "bf16"
+                                                          : "fp16";
+    for (unsigned s = 0, e = plan.getNumStages(); s < e; ++s) {
+      pipe::StagePlanAttr stage = plan.getStage(s);
+      if (stage.getArch().getValue() == "cpu")
+        continue;
+      if (pipe::runsOnFP32Units(stage.getKind().getValue(), name)) {
+        llvm::errs() << inputPath << ": error: --precision=" << name
+                     << ": stage " << s << " runs on device '"
+                     << stage.getDevice().getValue() << "' ("
+                     << stage.getKind().getValue()
+                     << "), which has no " << name << " tensor cores\n";
+        return 1;
+      }
+      llvm::errs() << inputPath << ": error: --precision=" << name
+                   << ": the CUDA target computes in fp32 (TF32 off) only "
+                      "yet; stage "
+                   << s << " runs on device '" << stage.getDevice().getValue()
+                   << "' (" << stage.getKind().getValue()
+                   << "); --precision prices plans (--emit=plan)\n";
+      return 1;
+    }
+  }
   if (targetKind == "cuda")
     for (unsigned s = 0, e = plan.getNumStages(); s < e; ++s)
       if (pipe::StagePlanAttr stage = plan.getStage(s);
