@@ -18,6 +18,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 case "${1:-}" in
   prepare) exec /usr/bin/python3 bench/gpu_check.py prepare bench/out/gpu-check ;;
-  run) exec python3 bench/gpu_check.py run bench/out/gpu-check ;;
+  run) exec python3 -u bench/gpu_check.py run bench/out/gpu-check ;;
   *) echo "usage: bench/gpu-check.sh prepare|run" >&2; exit 2 ;;
 esac

@@ -7,13 +7,18 @@
 // GPU, so stages that share a GPU are never NCCL peers.
 //
 // - Bootstrap: for each pair, in one global order (by lower stage, then
-//   higher), the lower stage makes the ncclUniqueId and sends it over MPI;
-//   both then join the communicator. The global order keeps the blocking
-//   joins free of cycles.
-// - A group's NCCL sends and receives are posted as one NCCL group on the
-//   communication stream, after the compute stream's work so far (an
-//   event), and the compute stream's later work waits for the group (an
-//   event). The MPI part of the group is posted meanwhile.
+//   higher), the two stages first compare their GPUs over MPI: a pair that
+//   turns out to share one (two "hosts" of the cluster file run on one
+//   machine) stays on MPI. Otherwise the lower stage makes the
+//   ncclUniqueId and sends it over MPI, both join the communicator, and a
+//   byte each way connects the pair, so that no later group blocks on
+//   NCCL's lazy connection. The global order keeps the blocking joins free
+//   of cycles.
+// - A group's NCCL sends and receives are posted as one NCCL group, each
+//   communicator on a stream of its own (no peer's transfer waits behind
+//   another's on one stream), after the compute stream's work so far (an
+//   event); the compute stream's later work waits for all of them (events).
+//   The MPI part of the group is posted meanwhile.
 // - The host waits for the group as the transport contract says, polling:
 //   an asynchronous NCCL error, or no progress within the timeout
 //   ($PIPE_TRANSFER_TIMEOUT_S, 600 s by default), aborts the communicators
@@ -27,10 +32,12 @@
 
 #include <mpi.h>
 #include <nccl.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <thread>
 
@@ -38,6 +45,31 @@ using namespace pipe_rt;
 using namespace pipe_rt::cuda;
 
 namespace {
+/// This process's GPU, as a pair compares it: host name and PCI address.
+struct GpuIdentity {
+  char host[64] = {};
+  int domain = 0, bus = 0, device = 0;
+
+  bool operator==(const GpuIdentity &other) const {
+    return std::strncmp(host, other.host, sizeof(host)) == 0 &&
+           domain == other.domain && bus == other.bus && device == other.device;
+  }
+};
+
+GpuIdentity thisGpu() {
+  GpuIdentity identity;
+  gethostname(identity.host, sizeof(identity.host) - 1);
+  int gpu = 0;
+  cudaGetDevice(&gpu);
+  cudaDeviceProp properties;
+  if (cudaGetDeviceProperties(&properties, gpu) == cudaSuccess) {
+    identity.domain = properties.pciDomainID;
+    identity.bus = properties.pciBusID;
+    identity.device = properties.pciDeviceID;
+  }
+  return identity;
+}
+
 class NcclTransport : public Transport {
 public:
   NcclTransport(std::unique_ptr<Transport> mpi, int rank)
@@ -46,14 +78,12 @@ public:
       timeoutSeconds = std::max(1.0, std::atof(text));
   }
   ~NcclTransport() override {
-    for (auto &[peer, comm] : comms)
-      ncclCommDestroy(comm);
+    for (auto &[peer, link] : links) {
+      ncclCommDestroy(link.comm);
+      release(link);
+    }
     if (ready)
       cudaEventDestroy(ready);
-    if (done)
-      cudaEventDestroy(done);
-    if (stream)
-      cudaStreamDestroy(stream);
   }
 
   /// Joins a communicator with every NCCL peer; an error names the peer.
@@ -64,22 +94,29 @@ public:
 
   std::string exchange(const std::vector<Message> &group) override {
     std::vector<Message> overNccl, overMpi;
-    for (const Message &message : group)
-      (comms.count(message.peer) ? overNccl : overMpi).push_back(message);
+    std::vector<int> peers;
+    for (const Message &message : group) {
+      bool nccl = links.count(message.peer) != 0;
+      (nccl ? overNccl : overMpi).push_back(message);
+      if (nccl &&
+          std::find(peers.begin(), peers.end(), message.peer) == peers.end())
+        peers.push_back(message.peer);
+    }
     if (!overNccl.empty()) {
       // After what the compute stream has written.
       cudaEventRecord(ready, computeStream());
-      cudaStreamWaitEvent(stream, ready, 0);
+      for (int peer : peers)
+        cudaStreamWaitEvent(links[peer].stream, ready, 0);
       ncclResult_t result = ncclGroupStart();
       for (const Message &message : overNccl) {
         if (result != ncclSuccess)
           break;
-        ncclComm_t comm = comms[message.peer];
+        Link &link = links[message.peer];
         int peer = message.peer < me ? 0 : 1;
         result = message.send ? ncclSend(message.data, message.bytes, ncclInt8,
-                                         peer, comm, stream)
+                                         peer, link.comm, link.stream)
                               : ncclRecv(message.data, message.bytes, ncclInt8,
-                                         peer, comm, stream);
+                                         peer, link.comm, link.stream);
       }
       ncclResult_t ended = ncclGroupEnd();
       if (result == ncclSuccess)
@@ -87,16 +124,18 @@ public:
       if (result != ncclSuccess)
         return failed(overNccl, std::string("posting failed: ") +
                                     ncclGetErrorString(result));
-      cudaEventRecord(done, stream);
+      for (int peer : peers)
+        cudaEventRecord(links[peer].done, links[peer].stream);
     }
     // The MPI part, and the last group's MPI sends.
     std::string error = mpi->exchange(overMpi);
     if (!error.empty() || overNccl.empty())
       return error;
-    if (std::string waited = waitFor(overNccl); !waited.empty())
+    if (std::string waited = waitFor(overNccl, peers); !waited.empty())
       return waited;
     // Kernels that read what arrived run after it.
-    cudaStreamWaitEvent(computeStream(), done, 0);
+    for (int peer : peers)
+      cudaStreamWaitEvent(computeStream(), links[peer].done, 0);
     return "";
   }
 
@@ -112,20 +151,39 @@ public:
   }
 
 private:
-  /// Waits for the NCCL group of `messages`: an error, naming their peers,
-  /// on an asynchronous NCCL error or past the timeout.
-  std::string waitFor(const std::vector<Message> &messages) {
+  /// A NCCL peer: the pair's communicator, its stream, and the event of
+  /// its last group.
+  struct Link {
+    ncclComm_t comm = nullptr;
+    cudaStream_t stream = nullptr;
+    cudaEvent_t done = nullptr;
+  };
+
+  static void release(Link &link) {
+    if (link.done)
+      cudaEventDestroy(link.done);
+    if (link.stream)
+      cudaStreamDestroy(link.stream);
+  }
+
+  /// Waits for the NCCL group of `messages` with `peers`: an error, naming
+  /// them, on an asynchronous NCCL error or past the timeout.
+  std::string waitFor(const std::vector<Message> &messages,
+                      const std::vector<int> &peers) {
     auto start = std::chrono::steady_clock::now();
     auto pause = std::chrono::microseconds(20);
     while (true) {
-      cudaError_t status = cudaEventQuery(done);
+      cudaError_t status = cudaSuccess;
+      for (int peer : peers)
+        if (status == cudaSuccess)
+          status = cudaEventQuery(links[peer].done);
       if (status == cudaSuccess)
         return "";
       if (status != cudaErrorNotReady)
         return failed(messages, cudaGetErrorString(status));
-      for (auto &[peer, comm] : comms) {
+      for (auto &[peer, link] : links) {
         ncclResult_t async = ncclSuccess;
-        ncclCommGetAsyncError(comm, &async);
+        ncclCommGetAsyncError(link.comm, &async);
         if (async != ncclSuccess && async != ncclInProgress)
           return failed(messages, ncclGetErrorString(async));
       }
@@ -144,9 +202,11 @@ private:
   /// Aborts every communicator and says which transfers failed.
   std::string failed(const std::vector<Message> &messages,
                      const std::string &why) {
-    for (auto &[peer, comm] : comms)
-      ncclCommAbort(comm);
-    comms.clear();
+    for (auto &[peer, link] : links) {
+      ncclCommAbort(link.comm);
+      release(link);
+    }
+    links.clear();
     std::string peers;
     for (const Message &message : messages) {
       std::string one = std::string(message.send ? "send to" : "receive from") +
@@ -160,9 +220,8 @@ private:
   std::unique_ptr<Transport> mpi;
   int me;
   double timeoutSeconds = 600;
-  std::map<int, ncclComm_t> comms;
-  cudaStream_t stream = nullptr;
-  cudaEvent_t ready = nullptr, done = nullptr;
+  std::map<int, Link> links;
+  cudaEvent_t ready = nullptr;
 };
 
 std::string NcclTransport::connect(std::vector<int> peers) {
@@ -170,14 +229,19 @@ std::string NcclTransport::connect(std::vector<int> peers) {
   peers.erase(std::unique(peers.begin(), peers.end()), peers.end());
   if (peers.empty())
     return "";
-  if (cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) !=
-          cudaSuccess ||
-      cudaEventCreateWithFlags(&ready, cudaEventDisableTiming) != cudaSuccess ||
-      cudaEventCreateWithFlags(&done, cudaEventDisableTiming) != cudaSuccess)
-    return "cannot make the communication stream";
-  // Pairs in one global order: with the lower peers first, then the
-  // higher, each ordered by the peer.
+  if (cudaEventCreateWithFlags(&ready, cudaEventDisableTiming) != cudaSuccess)
+    return "cannot make the communication events";
+  GpuIdentity mine = thisGpu();
+  // Pairs in one global order: the lower peers first, then the higher,
+  // each in order.
   for (int peer : peers) {
+    GpuIdentity theirs;
+    MPI_Sendrecv(&mine, sizeof(mine), MPI_BYTE, peer, 1, &theirs,
+                 sizeof(theirs), MPI_BYTE, peer, 1, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE);
+    // NCCL refuses two ranks on one GPU: such a pair stays on MPI.
+    if (mine == theirs)
+      continue;
     ncclUniqueId id;
     if (me < peer) {
       ncclResult_t result = ncclGetUniqueId(&id);
@@ -189,12 +253,42 @@ std::string NcclTransport::connect(std::vector<int> peers) {
       MPI_Recv(&id, sizeof(id), MPI_BYTE, peer, 1, MPI_COMM_WORLD,
                MPI_STATUS_IGNORE);
     }
-    ncclComm_t comm;
-    ncclResult_t result = ncclCommInitRank(&comm, 2, id, me < peer ? 0 : 1);
-    if (result != ncclSuccess)
+    Link link;
+    if (cudaStreamCreateWithFlags(&link.stream, cudaStreamNonBlocking) !=
+            cudaSuccess ||
+        cudaEventCreateWithFlags(&link.done, cudaEventDisableTiming) !=
+            cudaSuccess) {
+      release(link);
+      return "cannot make the stream of the transfers with stage " +
+             std::to_string(peer);
+    }
+    ncclResult_t result =
+        ncclCommInitRank(&link.comm, 2, id, me < peer ? 0 : 1);
+    if (result != ncclSuccess) {
+      release(link);
       return "NCCL cannot connect to stage " + std::to_string(peer) + ": " +
              ncclGetErrorString(result);
-    comms[peer] = comm;
+    }
+    links[peer] = link;
+    // A byte each way: NCCL connects a pair on its first transfer.
+    Scratch bytes(2);
+    int other = me < peer ? 1 : 0;
+    result = ncclGroupStart();
+    if (result == ncclSuccess)
+      result =
+          ncclSend(bytes.data(), 1, ncclInt8, other, link.comm, link.stream);
+    if (result == ncclSuccess)
+      result = ncclRecv(bytes.data() + 1, 1, ncclInt8, other, link.comm,
+                        link.stream);
+    ncclResult_t ended = ncclGroupEnd();
+    if (result == ncclSuccess)
+      result = ended;
+    if (result == ncclSuccess &&
+        cudaStreamSynchronize(link.stream) != cudaSuccess)
+      result = ncclUnhandledCudaError;
+    if (result != ncclSuccess)
+      return "NCCL cannot reach stage " + std::to_string(peer) + ": " +
+             ncclGetErrorString(result);
   }
   return "";
 }

@@ -490,7 +490,8 @@ TEST(ClusterFile, HostCPUDefault) {
 } // namespace
 
 /// A GPU's index on its host: the cluster file's "gpu", or by default the
-/// host's GPU devices numbered in order; CPUs have none.
+/// host's GPU devices numbered in order, past the indices others name;
+/// CPUs have none.
 TEST(ClusterFile, GPUsOfAHostAreNumberedInOrder) {
   llvm::Expected<Cluster> cluster = parseCluster(R"({"devices": [
       {"name": "a", "kind": "A100-80GB", "host": "n0"},
@@ -504,8 +505,18 @@ TEST(ClusterFile, GPUsOfAHostAreNumberedInOrder) {
   std::vector<int> gpus;
   for (const Device &device : cluster->devices)
     gpus.push_back(device.gpu);
-  // e shares a's GPU.
-  EXPECT_EQ(gpus, (std::vector<int>{0, -1, 1, 0, 0}));
+  // e names GPU 0 of n0, so a and b, without "gpu", take 1 and 2: a
+  // device shares a GPU only with one that names the same.
+  EXPECT_EQ(gpus, (std::vector<int>{1, -1, 2, 0, 0}));
+  // Devices without "gpu" skip the indices others name.
+  llvm::Expected<Cluster> named = parseCluster(R"({"devices": [
+      {"name": "a", "kind": "T4", "gpu": 1},
+      {"name": "b", "kind": "T4"},
+      {"name": "c", "kind": "T4"}]})",
+                                               "cluster.json");
+  ASSERT_TRUE(static_cast<bool>(named)) << llvm::toString(named.takeError());
+  EXPECT_EQ(named->devices[1].gpu, 0);
+  EXPECT_EQ(named->devices[2].gpu, 2);
 
   EXPECT_NE(errorOf(R"({"devices": [{"name": "c", "kind": "cpu", "cores": 2,
                                      "memory_gb": 8, "gpu": 0}]})")

@@ -108,8 +108,9 @@ struct Device {
   std::string host;
   DeviceSpec spec;
   /// A GPU's index on its host (the cluster file's "gpu"; by default the
-  /// GPU devices of a host take 0, 1, 2, ... in order); -1 for a CPU. Two
-  /// devices with the same host and gpu share one GPU.
+  /// GPU devices of a host take 0, 1, 2, ... in order, skipping the
+  /// indices that devices of the host name); -1 for a CPU. Two devices
+  /// with the same host and gpu share one GPU.
   int gpu = -1;
 };
 

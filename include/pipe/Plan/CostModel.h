@@ -35,12 +35,13 @@ struct OpCost {
 /// Counts the FLOPs and bytes of `op` from its types and attributes.
 OpCost estimateOpCost(Operation *op);
 
-/// The cost of every op of `block` as the targets run it: a run of
-/// elementwise ops that fuses into one step (groupSteps, as both targets
-/// fuse) reads each operand from outside the run once, writes only its
-/// last result, and starts one kernel. Parameter references, constants and
-/// the terminator are left out.
-llvm::DenseMap<Operation *, OpCost> estimateStepCosts(Block &block);
+/// The cost of every op of `ops` (in program order) as the targets run
+/// them: a run of elementwise ops that fuses into one step (groupSteps, as
+/// both targets fuse) reads each operand from outside the run once, writes
+/// only its last result, and starts one kernel; a reshape, an alias, starts
+/// none. Parameter references, constants and terminators are left out.
+llvm::DenseMap<Operation *, OpCost>
+estimateStepCosts(ArrayRef<Operation *> ops);
 
 /// The estimate of an op's backward pass when its gradient ops are not
 /// known: twice its forward pass. For a contraction that is exact: it

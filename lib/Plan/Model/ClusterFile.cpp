@@ -25,6 +25,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 #include <tuple>
 
 using namespace mlir;
@@ -453,15 +454,21 @@ llvm::Expected<Cluster> mlir::pipe::parseCluster(llvm::StringRef text,
       return error(fileName, "two devices are called '" + device->name + "'");
     cluster.devices.push_back(std::move(*device));
   }
-  // A GPU without "gpu" is its host's next: the GPU devices of a host take
-  // 0, 1, 2, ... in order.
-  llvm::StringMap<int> gpusOnHost;
+  // A GPU without "gpu" takes its host's next index that no device of the
+  // host names: the GPU devices of a host take 0, 1, 2, ... in order, and
+  // two share a GPU only where both name it.
+  llvm::StringMap<std::set<int>> named;
+  for (const Device &device : cluster.devices)
+    if (device.gpu >= 0)
+      named[device.host].insert(device.gpu);
+  llvm::StringMap<int> next;
   for (Device &device : cluster.devices) {
-    if (device.spec.isCPU())
+    if (device.spec.isCPU() || device.gpu >= 0)
       continue;
-    int next = gpusOnHost[device.host]++;
-    if (device.gpu < 0)
-      device.gpu = next;
+    int &index = next[device.host];
+    while (named[device.host].count(index))
+      ++index;
+    device.gpu = index++;
   }
 
   if (const llvm::json::Value *value = root->get("links")) {

@@ -31,12 +31,12 @@ OpCost mlir::pipe::estimateOpCost(Operation *op) {
 }
 
 llvm::DenseMap<Operation *, OpCost>
-mlir::pipe::estimateStepCosts(Block &block) {
+mlir::pipe::estimateStepCosts(ArrayRef<Operation *> all) {
   SmallVector<Operation *> ops;
-  for (Operation &op : block)
+  for (Operation *op : all)
     if (!isa<ParamRefOp, ConstantOp>(op) &&
-        !op.hasTrait<OpTrait::IsTerminator>())
-      ops.push_back(&op);
+        !op->hasTrait<OpTrait::IsTerminator>())
+      ops.push_back(op);
   llvm::DenseMap<Operation *, OpCost> costs;
   for (ArrayRef<Operation *> step : groupSteps(ops)) {
     for (auto [index, op] : llvm::enumerate(step)) {
@@ -53,6 +53,8 @@ mlir::pipe::estimateStepCosts(Block &block) {
           cost.bytesWritten = 0;
         cost.launches = index == 0;
       }
+      if (isa<ReshapeOp>(op))
+        cost.launches = false;
       costs[op] = cost;
     }
   }

@@ -97,8 +97,10 @@ llvm::Expected<LayerGraph> mlir::pipe::buildLayerGraph(func::FuncOp func) {
   std::string lastNode;
   unsigned unnamed = 0;
   // Ops as the targets run them: fused elementwise steps.
-  llvm::DenseMap<Operation *, OpCost> stepCosts =
-      estimateStepCosts(func.getBody().front());
+  SmallVector<Operation *> bodyOps;
+  for (Operation &op : func.getBody().front())
+    bodyOps.push_back(&op);
+  llvm::DenseMap<Operation *, OpCost> stepCosts = estimateStepCosts(bodyOps);
   for (Operation &op : func.getBody().front()) {
     if (isa<func::ReturnOp>(op))
       break;
@@ -411,8 +413,17 @@ llvm::Error mlir::pipe::deriveBackwardCosts(ModuleOp module, LayerGraph &graph,
 
   std::vector<llvm::SmallVector<OpCost>> backward(graph.layers.size());
   int64_t backwardFlops = 0;
+  // The forward and the gradient ops run in functions of their own (the
+  // stage's forward and backward), so they fuse apart.
+  SmallVector<Operation *> forwardOps, gradientOps;
+  for (Operation &op : main.getBody().front()) {
+    if (!op.hasAttr(forward))
+      gradientOps.push_back(&op);
+    else if (op.getAttrOfType<IntegerAttr>(forward))
+      forwardOps.push_back(&op);
+  }
   llvm::DenseMap<Operation *, OpCost> stepCosts =
-      estimateStepCosts(main.getBody().front());
+      estimateStepCosts(gradientOps);
   for (Operation &op : main.getBody().front()) {
     if (op.hasAttr(forward) ||
         isa<func::ReturnOp, ParamRefOp, ConstantOp, ReshapeOp>(op))
@@ -448,6 +459,23 @@ llvm::Error mlir::pipe::deriveBackwardCosts(ModuleOp module, LayerGraph &graph,
   for (auto [layer, ops] : llvm::zip(graph.layers, backward))
     layer.backwardOps = std::move(ops);
   graph.derivedBackward = true;
+
+  // The training step's forward pass also hands what the backward pass
+  // reads on: those values end fused steps there, so the forward ops are
+  // priced as the differentiated program runs them. The op marked i is
+  // graph.layerOfOp[i], the i-th op pushed into the layers.
+  std::vector<OpCost *> slots;
+  std::vector<unsigned> position(graph.layers.size(), 0);
+  for (auto [op, layer] : graph.layerOfOp)
+    slots.push_back(&graph.layers[layer].ops[position[layer]++]);
+  llvm::DenseMap<Operation *, OpCost> forwardCosts =
+      estimateStepCosts(forwardOps);
+  for (Operation *op : forwardOps) {
+    int64_t i = op->getAttrOfType<IntegerAttr>(forward).getInt();
+    auto it = forwardCosts.find(op);
+    if (it != forwardCosts.end() && size_t(i) < slots.size())
+      *slots[i] = it->second;
+  }
 
   // The stash is what the training step reads once simplified, as the
   // training pipeline simplifies it.
