@@ -17,6 +17,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <limits>
 #include <string>
 
 namespace pipe_rt {
@@ -69,38 +70,38 @@ struct GridStride {
   __device__ Iterator end() const { return {count, 0}; }
 };
 
-/// The sum of `value` over the block's threads (blockDim.x a multiple of
-/// 32, at most 1024), in every thread. `shared` holds 32 values.
-template <typename T> __device__ T blockSum(T value, T *shared) {
+/// `combine` of `value` over the block's threads (blockDim.x a multiple
+/// of 32, at most 1024), in every thread: within each warp, then over the
+/// warps' results, which `shared` (32 values) holds. `identity` changes
+/// nothing it is combined with.
+template <typename T, typename Combine>
+__device__ T blockReduce(T value, T *shared, T identity, Combine combine) {
   for (int offset = 16; offset > 0; offset /= 2)
-    value += __shfl_xor_sync(0xffffffffu, value, offset);
+    value = combine(value, __shfl_xor_sync(0xffffffffu, value, offset));
   int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   __syncthreads();
   if (lane == 0)
     shared[warp] = value;
   __syncthreads();
   int warps = blockDim.x / 32;
-  value = lane < warps ? shared[lane] : T(0);
+  value = lane < warps ? shared[lane] : identity;
   for (int offset = 16; offset > 0; offset /= 2)
-    value += __shfl_xor_sync(0xffffffffu, value, offset);
+    value = combine(value, __shfl_xor_sync(0xffffffffu, value, offset));
   return value;
+}
+
+/// The sum of `value` over the block's threads.
+template <typename T> __device__ T blockSum(T value, T *shared) {
+  return blockReduce(value, shared, T(0), [](T a, T b) { return a + b; });
 }
 
 /// The largest `value` over the block's threads, NaN if any is NaN.
 template <typename T> __device__ T blockMax(T value, T *shared) {
-  auto larger = [](T a, T b) { return (a != a || a > b) ? a : b; };
-  for (int offset = 16; offset > 0; offset /= 2)
-    value = larger(value, __shfl_xor_sync(0xffffffffu, value, offset));
-  int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  __syncthreads();
-  if (lane == 0)
-    shared[warp] = value;
-  __syncthreads();
-  int warps = blockDim.x / 32;
-  value = lane < warps ? shared[lane] : shared[0];
-  for (int offset = 16; offset > 0; offset /= 2)
-    value = larger(value, __shfl_xor_sync(0xffffffffu, value, offset));
-  return value;
+  T lowest = std::numeric_limits<T>::has_infinity
+                 ? -std::numeric_limits<T>::infinity()
+                 : std::numeric_limits<T>::lowest();
+  return blockReduce(value, shared, lowest,
+                     [](T a, T b) { return (a != a || a > b) ? a : b; });
 }
 
 /// Device scratch memory, stream-ordered: freed after the work before its
