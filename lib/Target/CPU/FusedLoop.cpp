@@ -10,7 +10,6 @@
 #include "pipe/Target/Common/ElementwiseFusion.h"
 
 #include "mlir/IR/BuiltinTypes.h"
-#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
@@ -40,17 +39,9 @@ mlir::pipe::fusedLoopSource(ArrayRef<Operation *> ops,
   Value result = ops.back()->getResult(0);
   ArrayRef<int64_t> shape = typeOf(result).getShape();
   int64_t count = typeOf(result).getNumElements();
-  SmallVector<int64_t> resultStrides(shape.size(), 1);
-  for (int64_t d = (int64_t)shape.size() - 2; d >= 0; --d)
-    resultStrides[d] = resultStrides[d + 1] * shape[d + 1];
-
-  // Operands read from buffers: everything not computed inside the run.
-  llvm::SetVector<Value> external;
-  for (Operation *op : ops)
-    for (Value operand : op->getOperands())
-      if (!llvm::is_contained(ops, operand.getDefiningOp()) &&
-          typeOf(operand).getNumElements() != 1)
-        external.insert(operand);
+  SmallVector<int64_t> resultStrides = rowMajorStrides(shape);
+  // Operands read as rows; scalars are loaded where they are used.
+  SmallVector<Value> external = fusedStepOperands(ops, /*skipScalars=*/true);
   SmallVector<ArrayRef<int64_t>> operandShapes;
   for (Value operand : external)
     operandShapes.push_back(typeOf(operand).getShape());

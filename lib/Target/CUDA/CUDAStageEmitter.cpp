@@ -13,7 +13,6 @@
 #include "pipe/Dialect/Pipe/IR/PipeOps.h"
 #include "pipe/Target/Common/ElementwiseFusion.h"
 
-#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -85,16 +84,8 @@ LogicalResult CUDAStageEmitter::emitFusedStep(ArrayRef<Operation *> ops) {
   Value result = ops.back()->getResult(0);
   ArrayRef<int64_t> shape = typeOf(result).getShape();
   int64_t count = typeOf(result).getNumElements();
-  SmallVector<int64_t> resultStrides(shape.size(), 1);
-  for (int64_t d = (int64_t)shape.size() - 2; d >= 0; --d)
-    resultStrides[d] = resultStrides[d + 1] * shape[d + 1];
-
-  // Operands read from buffers: everything not computed inside the run.
-  llvm::SetVector<Value> external;
-  for (Operation *op : ops)
-    for (Value operand : op->getOperands())
-      if (!llvm::is_contained(ops, operand.getDefiningOp()))
-        external.insert(operand);
+  SmallVector<int64_t> resultStrides = rowMajorStrides(shape);
+  SmallVector<Value> external = fusedStepOperands(ops, /*skipScalars=*/false);
 
   std::string stepName =
       llvm::formatv("{0}_fused{1}", name, artifacts.numFusedLoops).str();

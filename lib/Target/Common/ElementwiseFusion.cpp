@@ -4,6 +4,7 @@
 
 #include "pipe/Dialect/Pipe/IR/PipeOps.h"
 
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -99,6 +100,25 @@ mlir::pipe::splitBroadcastLoop(ArrayRef<int64_t> shape,
     count *= extent;
   loop.outer = loop.inner == 0 ? 0 : count / loop.inner;
   return loop;
+}
+
+SmallVector<Value> mlir::pipe::fusedStepOperands(ArrayRef<Operation *> ops,
+                                                 bool skipScalars) {
+  llvm::SetVector<Value> operands;
+  for (Operation *op : ops)
+    for (Value operand : op->getOperands())
+      if (!llvm::is_contained(ops, operand.getDefiningOp()) &&
+          (!skipScalars ||
+           cast<ShapedType>(operand.getType()).getNumElements() != 1))
+        operands.insert(operand);
+  return SmallVector<Value>(operands.begin(), operands.end());
+}
+
+SmallVector<int64_t> mlir::pipe::rowMajorStrides(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> strides(shape.size(), 1);
+  for (int64_t d = (int64_t)shape.size() - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * shape[d + 1];
+  return strides;
 }
 
 std::string mlir::pipe::cppElementType(Type type) {

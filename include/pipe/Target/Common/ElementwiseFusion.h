@@ -42,6 +42,15 @@ struct BroadcastLoop {
 BroadcastLoop splitBroadcastLoop(ArrayRef<int64_t> shape,
                                  ArrayRef<ArrayRef<int64_t>> operandShapes);
 
+/// The values a fused step (`ops`, from groupSteps) reads from buffers:
+/// every operand not computed inside it, in order of first use. With
+/// `skipScalars`, operands of one element are left out.
+SmallVector<Value> fusedStepOperands(ArrayRef<Operation *> ops,
+                                     bool skipScalars);
+
+/// The row-major strides of `shape`, in elements.
+SmallVector<int64_t> rowMajorStrides(ArrayRef<int64_t> shape);
+
 /// The step of `operandShape`'s row-major index per unit of each of
 /// `shape`'s dimensions, 0 where the operand broadcasts.
 SmallVector<int64_t> broadcastStrides(ArrayRef<int64_t> shape,
