@@ -27,6 +27,18 @@ echo "== compile one program per stage, each on the CPU (--target=cpu): $out/pip
 ./build/bin/pipe-opt "$out/chargpt/model.onnx" "${flags[@]}" --target=cpu \
   --emit=binaries -o "$out/pipeline"
 
+if command -v nvcc > /dev/null || [ -x /usr/local/cuda/bin/nvcc ]; then
+  echo "== and for the real devices: one CUDA program per GPU, built for its architecture: $out/gpus"
+  ./build/bin/pipe-opt "$out/chargpt/model.onnx" "${flags[@]}" \
+    --emit=binaries -o "$out/gpus"
+  /usr/bin/python3 - "$out/gpus/plan.json" <<'PY'
+import json, sys
+for s in json.load(open(sys.argv[1]))["stages"]:
+    print(f"  stage {s['index']}: {s['device']} ({s['kind']}, {s['arch']}), "
+          f"built by {s['toolchain']}")
+PY
+fi
+
 echo "== train 300 steps: one process per stage, launched by mpirun (every 25th step shown)"
 "$out/pipeline/run" --steps 300 --inputs "$out/chargpt/inputs" \
   --metrics "$out/metrics.jsonl" --save-onnx "$out/trained.onnx" | awk 'NR % 25 == 1'
