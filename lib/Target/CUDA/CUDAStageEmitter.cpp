@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "pipe/Target/CUDA/CUDATarget.h"
+#include "pipe/Target/CUDA/GemmShape.h"
 
 #include "pipe/Dialect/Pipe/IR/PipeOps.h"
 #include "pipe/Target/Common/ElementwiseFusion.h"
@@ -29,12 +30,6 @@ static RankedTensorType typeOf(Value value) {
 static constexpr int64_t kMaxKernelRank = 8;
 
 namespace {
-/// One batch dimension of a matrix product: its extent and the stride of
-/// A, B and Y along it, in elements (0 where the operand broadcasts).
-struct BatchDim {
-  int64_t size, a, b, y;
-};
-
 class CUDAStageEmitter : public StageEmitter {
 public:
   CUDAStageEmitter(func::FuncOp main, StringRef name,
@@ -70,11 +65,10 @@ protected:
   FailureOr<std::optional<std::string>> targetCall(Operation *op) override;
 
 private:
-  /// The GEMM call site of a product with the given operands, declared
-  /// among the function's data; its C++ name.
-  FailureOr<std::string> gemmSite(Operation *op, int64_t m, int64_t n,
-                                  int64_t k, bool transA, bool transB,
-                                  ArrayRef<BatchDim> batch, bool bias);
+  /// The GEMM call site of `op`'s product, declared among the function's
+  /// data; its C++ name.
+  FailureOr<std::string> gemmSite(Operation *op, const GemmShape &shape,
+                                  bool transA, bool transB, bool bias);
 
   CUDAStageArtifacts &cuda;
 };
@@ -174,42 +168,11 @@ LogicalResult CUDAStageEmitter::emitFusedStep(ArrayRef<Operation *> ops) {
   return success();
 }
 
-/// Merges batch dimensions that every operand walks contiguously (or not
-/// at all), and drops those of extent 1.
-static SmallVector<BatchDim> mergeBatch(ArrayRef<BatchDim> dims) {
-  SmallVector<BatchDim> merged;
-  for (const BatchDim &dim : dims) {
-    if (dim.size == 1)
-      continue;
-    if (!merged.empty()) {
-      BatchDim &last = merged.back();
-      auto joins = [&](int64_t outer, int64_t inner) {
-        return outer == inner * dim.size;
-      };
-      if (joins(last.a, dim.a) && joins(last.b, dim.b) &&
-          joins(last.y, dim.y)) {
-        last = {last.size * dim.size, dim.a, dim.b, dim.y};
-        continue;
-      }
-    }
-    merged.push_back(dim);
-  }
-  return merged;
-}
-
-FailureOr<std::string> CUDAStageEmitter::gemmSite(Operation *op, int64_t m,
-                                                  int64_t n, int64_t k,
+FailureOr<std::string> CUDAStageEmitter::gemmSite(Operation *op,
+                                                  const GemmShape &shape,
                                                   bool transA, bool transB,
-                                                  ArrayRef<BatchDim> batch,
                                                   bool bias) {
-  SmallVector<BatchDim> dims = mergeBatch(batch);
-  if (dims.size() > 2)
-    return op->emitError("the CUDA target runs a matrix product over at "
-                         "most two batch dimensions that broadcast apart; "
-                         "this one has ")
-           << dims.size();
-  BatchDim inner = dims.empty() ? BatchDim{1, 0, 0, 0} : dims.back();
-  BatchDim outer = dims.size() == 2 ? dims.front() : BatchDim{1, 0, 0, 0};
+  const GemmBatch &inner = shape.inner, &outer = shape.outer;
   Type element = typeOf(op->getResult(0)).getElementType();
   if (!element.isF32() && !element.isF64())
     return op->emitError("the CUDA target multiplies f32 and f64 matrices, "
@@ -223,10 +186,10 @@ FailureOr<std::string> CUDAStageEmitter::gemmSite(Operation *op, int64_t m,
       "kernels::GemmSite {0} = {{{1}, kernels::GemmElement::{2}, {3}, {4}, "
       "{5}, {6}, {7}, {8}, {9}, {10}, {11}, {12}, {13}, {14}, {15}, "
       "kernels::Epilogue::{16}};\n",
-      site, cppString(label), element.isF32() ? "F32" : "F64", m, n, k,
-      transA ? "true" : "false", transB ? "true" : "false", inner.size, inner.a,
-      inner.b, inner.y, outer.size, outer.a, outer.b, outer.y,
-      bias ? "Bias" : "None");
+      site, cppString(label), element.isF32() ? "F32" : "F64", shape.m, shape.n,
+      shape.k, transA ? "true" : "false", transB ? "true" : "false",
+      inner.count, inner.a, inner.b, inner.y, outer.count, outer.a, outer.b,
+      outer.y, bias ? "Bias" : "None");
   cuda.gemmSites.push_back(name + "Data::" + site);
   return site;
 }
@@ -239,27 +202,14 @@ CUDAStageEmitter::targetCall(Operation *op) {
   if (auto matmul = dyn_cast<MatMulOp>(op)) {
     // numpy matmul: 1-D operands are a row (lhs) or a column (rhs); batch
     // dimensions broadcast.
-    ArrayRef<int64_t> a = typeOf(matmul.getLhs()).getShape(),
-                      b = typeOf(matmul.getRhs()).getShape(),
-                      y = typeOf(matmul).getShape();
-    int64_t ra = a.size(), rb = b.size();
-    int64_t m = ra >= 2 ? a[ra - 2] : 1, k = a.back();
-    int64_t n = rb >= 2 ? b.back() : 1;
-    int64_t yBatch = y.size() - (ra >= 2) - (rb >= 2);
-    int64_t aBatch = std::max<int64_t>(ra - 2, 0),
-            bBatch = std::max<int64_t>(rb - 2, 0);
-    SmallVector<BatchDim> batch(yBatch);
-    int64_t sa = m * k, sb = k * n, sy = m * n;
-    for (int64_t d = yBatch - 1; d >= 0; --d) {
-      int64_t da = d - (yBatch - aBatch), db = d - (yBatch - bBatch);
-      int64_t ea = da >= 0 ? a[da] : 1, eb = db >= 0 ? b[db] : 1;
-      batch[d] = {y[d], ea == 1 ? 0 : sa, eb == 1 ? 0 : sb, sy};
-      sa *= ea;
-      sb *= eb;
-      sy *= y[d];
-    }
-    FailureOr<std::string> site =
-        gemmSite(op, m, n, k, false, false, batch, false);
+    std::optional<GemmShape> shape = matmulGemmShape(
+        typeOf(matmul.getLhs()).getShape(), typeOf(matmul.getRhs()).getShape(),
+        typeOf(matmul).getShape());
+    if (!shape)
+      return op->emitError("the CUDA target runs a matrix product over at "
+                           "most two levels of batch dimensions that "
+                           "broadcast apart");
+    FailureOr<std::string> site = gemmSite(op, *shape, false, false, false);
     if (failed(site))
       return failure();
     return std::optional<std::string>(fmt(
@@ -279,7 +229,8 @@ CUDAStageEmitter::targetCall(Operation *op) {
                 typeOf(c).getRank() >= 1 && typeOf(c).getShape().back() == n &&
                 typeOf(gemm).getElementType().isF32();
     FailureOr<std::string> site =
-        gemmSite(op, m, n, k, gemm.getTransA(), gemm.getTransB(), {}, bias);
+        gemmSite(op, GemmShape{m, n, k, {}, {}}, gemm.getTransA(),
+                 gemm.getTransB(), bias);
     if (failed(site))
       return failure();
     std::string call;
