@@ -3,7 +3,7 @@
 #include "Cuda.h"
 #include "CudaRuntime.h"
 
-#include <mutex>
+#include <algorithm>
 
 using namespace pipe_rt;
 using namespace pipe_rt::cuda;

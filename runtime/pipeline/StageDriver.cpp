@@ -373,15 +373,16 @@ void StageRunner::runStep(StepPhase phase, int64_t microbatch,
     }
   }
   std::string error;
-  // On a device whose work runs asynchronously, the step's span is its
-  // kernels': the inputs' copies finish before it starts, and it ends when
-  // its work has.
-  if (!device->isHost())
+  // With --trace, on a device whose work runs asynchronously, the step's
+  // span is its kernels': the inputs' copies finish before it starts, and
+  // it ends when its work has. Without, the step's end waits once.
+  bool timed = timeline.enabled() && !device->isHost();
+  if (timed)
     waitForDevice();
   auto start = std::chrono::steady_clock::now();
   bool ran = function.run(arena.data(), weights.data(), in.data(), out.data(),
                           inputRow, error);
-  if (!device->isHost())
+  if (timed)
     waitForDevice();
   timeline.record(phase == StepPhase::Update ? std::string("update")
                   : phase == StepPhase::Forward

@@ -292,15 +292,10 @@ LogicalResult StageEmitter::emitKernel(Operation *op) {
   auto floatOf = [&](Value v, double x) {
     return fmt("static_cast<{0}>({1:e17})", elementOf(v), x);
   };
-  auto bytesOf = [&](Value v) {
-    return std::to_string(byteSize(v) /
-                          std::max<int64_t>(tensorType(v).getNumElements(), 1));
-  };
   auto elementSize = [&](Value v) {
     Type t = tensorType(v).getElementType();
     return std::to_string(t.isInteger(1) ? 1 : t.getIntOrFloatBitWidth() / 8);
   };
-  (void)bytesOf;
   using namespace std::string_literals;
   std::optional<std::string> call =
       llvm::TypeSwitch<Operation *, std::optional<std::string>>(op)
